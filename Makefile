@@ -1,0 +1,92 @@
+# cronscale — Kubernetes operator for scheduled tasks and commerce platforms.
+# Every target brings what it needs: Node 24 (hack/node.sh), npm packages, host packages for the
+# local node, and the control-plane binaries (built from Go modules, cached outside the tree).
+
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+# Node 24 from the project's own cache, put first on PATH inside each recipe.
+WITH_NODE = PATH="$$(hack/node.sh):$$PATH"
+NPM = $(WITH_NODE) npm
+NPX = $(WITH_NODE) npx
+
+# Local cluster knobs (see hack/cluster/README.md).
+export CLUSTER_NAME ?= cronscale
+export KWOK_NODES ?= 0
+export ADDONS ?=
+
+##@ General
+
+.PHONY: help
+help: ## Show this help
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make \033[36m<target>\033[0m\n"} \
+	  /^[a-zA-Z0-9_-]+:.*?##/ { printf "  \033[36m%-22s\033[0m %s\n", $$1, $$2 } \
+	  /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+
+##@ Development
+
+node_modules/.stamp: package.json package-lock.json
+	$(NPM) ci --no-audit --no-fund
+	@touch $@
+
+.PHONY: deps
+deps: node_modules/.stamp ## Install Node 24 (if missing) and the npm packages
+
+.PHONY: build
+build: deps ## Compile TypeScript to dist/
+	$(NPM) run build
+
+.PHONY: lint
+lint: deps ## Lint and check formatting (biome)
+	$(NPX) biome check .
+
+.PHONY: fmt
+fmt: deps ## Format the code
+	$(NPX) biome check --write .
+
+.PHONY: typecheck
+typecheck: deps ## Type-check everything, tests included
+	$(NPX) tsc -p tsconfig.json --noEmit
+
+.PHONY: test-unit
+test-unit: deps ## Unit tests only (no cluster)
+	$(NPX) vitest run --project unit
+
+##@ Testing
+
+.PHONY: test
+test: deps host-deps cluster-build lint typecheck ## The whole suite: checks, unit tests, integration tests on a local cluster
+	$(NPX) vitest run
+
+.PHONY: test-integration
+test-integration: deps host-deps cluster-build ## Integration tests on a local cluster (or KUBECONFIG)
+	$(NPX) vitest run --project integration
+
+##@ Local cluster
+
+.PHONY: host-deps
+host-deps: ## Install the Debian packages the local node needs (containerd, runc, CNI plugins, iptables)
+	hack/cluster/host-deps.sh
+
+.PHONY: cluster-build
+cluster-build: ## Build the control-plane binaries from Go modules (cached by version)
+	hack/cluster/build.sh
+
+.PHONY: cluster-up
+cluster-up: host-deps cluster-build ## Start the local cluster (KWOK_NODES=N simulated nodes, ADDONS=...)
+	hack/cluster/up.sh
+
+.PHONY: cluster-down
+cluster-down: ## Stop the local cluster and remove everything it made
+	hack/cluster/down.sh
+
+.PHONY: cluster-status
+cluster-status: ## Say what of the local cluster is running
+	hack/cluster/status.sh
+
+##@ Run
+
+.PHONY: run
+run: deps ## Local cluster (or KUBECONFIG) + CRDs + operator + samples
+	$(WITH_NODE) hack/run.sh
