@@ -1,0 +1,136 @@
+import { isDeepStrictEqual } from "node:util";
+import { FIELD_MANAGER } from "./client.ts";
+import type { KubeObject } from "./types.ts";
+
+/** Metadata fields a desired object may carry; the rest of metadata is server-owned. */
+const OWNED_METADATA = ["name", "namespace", "labels", "annotations", "ownerReferences", "finalizers"];
+
+function isObject(x: unknown): x is Record<string, unknown> {
+  return typeof x === "object" && x !== null && !Array.isArray(x);
+}
+
+/** A desired value the server omits when stored (so "missing live" is not a difference). */
+function isEmptyish(x: unknown): boolean {
+  return (
+    x === undefined ||
+    x === null ||
+    x === false ||
+    (Array.isArray(x) && x.length === 0) ||
+    (isObject(x) && Object.values(x).every(isEmptyish))
+  );
+}
+
+/**
+ * True when every field set in `desired` has the same value in `live`. Maps compare as subsets
+ * (the server adds defaults), lists element by element with equal length.
+ */
+export function isSubset(desired: unknown, live: unknown): boolean {
+  if (desired === undefined) return true;
+  if (live === undefined || live === null) return isEmptyish(desired);
+  if (Array.isArray(desired)) {
+    if (!Array.isArray(live) || live.length !== desired.length) return false;
+    return desired.every((d, i) => isSubset(d, live[i]));
+  }
+  if (isObject(desired)) {
+    if (!isObject(live)) return false;
+    return Object.entries(desired).every(([k, v]) => isSubset(v, live[k]));
+  }
+  // Numbers may come back as strings for int-or-string fields written as numbers, and vice versa.
+  if (typeof desired !== typeof live && (typeof desired === "number" || typeof live === "number")) {
+    return String(desired) === String(live);
+  }
+  return isDeepStrictEqual(desired, live);
+}
+
+type FieldsV1 = Record<string, unknown>;
+
+/** Finds the element of a desired list that a managedFields "k:{...}" key names. */
+function findKeyed(list: unknown[], keyJson: string): unknown {
+  let key: Record<string, unknown>;
+  try {
+    key = JSON.parse(keyJson) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+  return list.find(
+    (el) => isObject(el) && Object.entries(key).every(([k, v]) => isDeepStrictEqual(el[k], v)),
+  );
+}
+
+/**
+ * True when the live object still has a field our manager applied earlier but `desired` no longer
+ * sets: applying again would remove it, so an apply is needed.
+ */
+export function ownsFieldsNotDesired(fields: FieldsV1, desired: unknown): boolean {
+  for (const [k, sub] of Object.entries(fields)) {
+    if (k === ".") continue;
+    let child: unknown;
+    if (k.startsWith("f:")) {
+      if (!isObject(desired)) return true;
+      child = desired[k.slice(2)];
+    } else if (k.startsWith("k:")) {
+      if (!Array.isArray(desired)) return true;
+      child = findKeyed(desired, k.slice(2));
+    } else if (k.startsWith("v:")) {
+      if (!Array.isArray(desired)) return true;
+      const v = JSON.parse(k.slice(2)) as unknown;
+      if (!desired.some((d) => isDeepStrictEqual(d, v))) return true;
+      continue;
+    } else if (k.startsWith("i:")) {
+      if (!Array.isArray(desired)) return true;
+      child = desired[Number(k.slice(2))];
+    } else {
+      continue;
+    }
+    if (child === undefined || child === null) return true;
+    if (isObject(sub) && Object.keys(sub).length > 0 && ownsFieldsNotDesired(sub, child)) return true;
+  }
+  return false;
+}
+
+interface ManagedFieldsEntry {
+  manager?: string;
+  operation?: string;
+  subresource?: string;
+  fieldsV1?: FieldsV1;
+}
+
+function ourFields(live: KubeObject, subresource: string): FieldsV1 | undefined {
+  const entries = (live.metadata.managedFields ?? []) as ManagedFieldsEntry[];
+  const e = entries.find(
+    (m) => m.manager === FIELD_MANAGER && m.operation === "Apply" && (m.subresource ?? "") === subresource,
+  );
+  return e?.fieldsV1;
+}
+
+/** The comparable part of an object: owned metadata plus everything but status. */
+function mainPart(o: KubeObject): Record<string, unknown> {
+  const { metadata, status: _s, apiVersion: _a, kind: _k, ...rest } = o;
+  const meta: Record<string, unknown> = {};
+  for (const f of OWNED_METADATA) if (metadata[f] !== undefined) meta[f] = metadata[f];
+  return { ...rest, metadata: meta };
+}
+
+/**
+ * Whether applying `desired` would change `live`: false means skip the write (zero writes at steady
+ * state). Compares only the fields desired sets, ignoring server-populated ones, and also detects
+ * fields we applied before that desired no longer sets (via managedFields).
+ */
+export function needsApply(desired: KubeObject, live: KubeObject | undefined): boolean {
+  if (!live) return true;
+  if (!isSubset(mainPart(desired), mainPart(live))) return true;
+  const owned = ourFields(live, "");
+  if (!owned) return false;
+  const { status: _s, ...ownedMain } = owned as Record<string, unknown>;
+  return ownsFieldsNotDesired(ownedMain, { ...desired, metadata: mainPart(desired).metadata });
+}
+
+/** Whether applying `desiredStatus` through the status subresource would change `live.status`. */
+export function statusNeedsApply(desiredStatus: unknown, live: KubeObject | undefined): boolean {
+  if (!live) return true;
+  if (!isSubset(desiredStatus, live.status)) return true;
+  const owned = ourFields(live, "status");
+  const ownedStatus = owned?.["f:status"];
+  if (!isObject(ownedStatus)) return false;
+  return ownsFieldsNotDesired(ownedStatus, desiredStatus ?? {});
+}

@@ -1,0 +1,150 @@
+import { type KubeConfig, KubernetesObjectApi, Watch } from "@kubernetes/client-node";
+import { ApiError } from "./errors.ts";
+import { type ResourceType, splitApiVersion } from "./types.ts";
+
+/** Discovery facts about one resource type. */
+export interface ResourceInfo {
+  group: string;
+  version: string;
+  plural: string;
+  namespaced: boolean;
+}
+
+/** Options of one raw request. */
+export interface RequestOptions {
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  contentType?: string;
+  signal?: AbortSignal;
+}
+
+type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+/**
+ * Raw JSON access to the API server, built on @kubernetes/client-node's own transport.
+ *
+ * Why not call KubernetesObjectApi's verbs directly: its typed (de)serializer turns timestamps of
+ * built-in kinds into Date objects and drops fields it does not know, which breaks "compare desired
+ * with live" and would silently lose fields; and it cannot address the status subresource. So we
+ * reuse its configuration (server, auth, TLS, user agent) and its HTTP library, and speak plain JSON.
+ */
+export class KubeTransport extends KubernetesObjectApi {
+  private readonly kc: KubeConfig;
+  private readonly discovery = new Map<string, Promise<Map<string, ResourceInfo>>>();
+  private dispatcher: unknown;
+
+  private constructor(kc: KubeConfig, base: KubernetesObjectApi) {
+    // biome-ignore lint/suspicious/noExplicitAny: reuse the configuration client-node built for this kubeconfig
+    super((base as any).configuration);
+    this.kc = kc;
+  }
+
+  /** Creates a transport for the current context of `kc`. */
+  static create(kc: KubeConfig): KubeTransport {
+    return new KubeTransport(kc, KubernetesObjectApi.makeApiClient(kc));
+  }
+
+  /** The kubeconfig this transport authenticates with. */
+  get kubeConfig(): KubeConfig {
+    return this.kc;
+  }
+
+  /** Sends one request and returns the parsed JSON body; non-2xx answers throw ApiError. */
+  async request<T = unknown>(method: Method, path: string, opts: RequestOptions = {}): Promise<T> {
+    const ctx = this.configuration.baseServer.makeRequestContext(path, method as never);
+    for (const [k, v] of Object.entries(opts.query ?? {})) {
+      if (v !== undefined) ctx.setQueryParam(k, String(v));
+    }
+    ctx.setHeaderParam("Accept", "application/json");
+    ctx.setHeaderParam("User-Agent", "cronscale");
+    if (opts.body !== undefined) {
+      ctx.setHeaderParam("Content-Type", opts.contentType ?? "application/json");
+      ctx.setBody(JSON.stringify(opts.body));
+    }
+    if (opts.signal) ctx.setSignal(opts.signal as never);
+    await this.kc.applySecurityAuthentication(ctx);
+    // client-node builds a fresh connection pool per request; keep the first one so
+    // connections (and TLS sessions) are reused across requests.
+    this.dispatcher ??= ctx.getDispatcher();
+    if (this.dispatcher) ctx.setDispatcher(this.dispatcher as never);
+    const res = await this.configuration.httpApi.send(ctx).toPromise();
+    const text = await res.body.text();
+    let parsed: unknown;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = text;
+    }
+    if (res.httpStatusCode < 200 || res.httpStatusCode > 299) {
+      const st = parsed as { reason?: string; message?: string } | undefined;
+      throw new ApiError(
+        res.httpStatusCode,
+        st?.reason ?? "Unknown",
+        `${method} ${path}: ${res.httpStatusCode} ${st?.message ?? text.slice(0, 200)}`,
+        parsed,
+      );
+    }
+    return parsed as T;
+  }
+
+  /** Looks up plural and scope of a type (from the type itself when complete, else by discovery). */
+  async resourceInfo(type: ResourceType): Promise<ResourceInfo> {
+    const gv = splitApiVersion(type.apiVersion);
+    const group = type.group ?? gv.group;
+    const version = type.version ?? gv.version;
+    if (type.plural && type.namespaced !== undefined) {
+      return { group, version, plural: type.plural, namespaced: type.namespaced };
+    }
+    const found = (await this.discover(type.apiVersion)).get(type.kind);
+    if (!found) {
+      // A CRD may have been installed after we cached discovery: look once more.
+      this.discovery.delete(type.apiVersion);
+      const again = (await this.discover(type.apiVersion)).get(type.kind);
+      if (!again) throw new ApiError(404, "NotFound", `unknown kind ${type.apiVersion} ${type.kind}`);
+      return again;
+    }
+    return found;
+  }
+
+  /** Builds the URL path of a collection, an object, or an object's subresource. */
+  async path(type: ResourceType, namespace?: string, name?: string, subresource?: string): Promise<string> {
+    const info = await this.resourceInfo(type);
+    const parts = [info.group ? `/apis/${info.group}/${info.version}` : `/api/${info.version}`];
+    if (info.namespaced && namespace) parts.push("namespaces", encodeURIComponent(namespace));
+    parts.push(info.plural);
+    if (name) parts.push(encodeURIComponent(name));
+    if (name && subresource) parts.push(subresource);
+    return parts.join("/");
+  }
+
+  /** Starts a watch through client-node's Watch (plain JSON events); resolves to its abort handle. */
+  watch(
+    path: string,
+    query: Record<string, string | number | boolean | undefined>,
+    onEvent: (type: string, obj: unknown) => void,
+    onDone: (err: unknown) => void,
+  ): Promise<AbortController> {
+    return new Watch(this.kc).watch(path, query, onEvent, onDone);
+  }
+
+  private discover(apiVersion: string): Promise<Map<string, ResourceInfo>> {
+    let p = this.discovery.get(apiVersion);
+    if (!p) {
+      const { group, version } = splitApiVersion(apiVersion);
+      const url = group ? `/apis/${group}/${version}` : `/api/${version}`;
+      p = this.request<{ resources: { name: string; kind: string; namespaced: boolean }[] }>("GET", url).then(
+        (list) => {
+          const m = new Map<string, ResourceInfo>();
+          for (const r of list.resources) {
+            if (r.name.includes("/")) continue; // subresources
+            m.set(r.kind, { group, version, plural: r.name, namespaced: r.namespaced });
+          }
+          return m;
+        },
+      );
+      p.catch(() => this.discovery.delete(apiVersion));
+      this.discovery.set(apiVersion, p);
+    }
+    return p;
+  }
+}
