@@ -1,0 +1,143 @@
+// Command cron-oracle answers "what would the Kubernetes CronJob controller do" questions with
+// robfig/cron v3 itself, so that cronscale's TypeScript port can be checked against the real
+// thing. It reads JSON lines on stdin and writes one JSON line per request on stdout.
+//
+// Requests:
+//
+//	{"op":"next","expr":"0 2 * * *","zone":"Europe/Berlin","from":"2021-03-27T00:00:00Z","count":3}
+//	  → {"times":["2021-03-28T03:00:00+02:00", ...]} or {"error":"..."}
+//	  The schedule is parsed exactly as kube-controller-manager does when spec.timeZone is set:
+//	  cron.ParseStandard("TZ=<zone> <expr>"), then Next is called from the previous result.
+//	  A zero time from Next (nothing within five years) ends the list and sets "zero":true.
+//	{"op":"parse","expr":"..."}   → {} or {"error":"..."}   (what CronJob validation runs)
+//	{"op":"zone","zone":"..."}    → {} or {"error":"..."}   (time.LoadLocation)
+//
+// With -list-zones it prints every zone name in Go's bundled tzdata ($ZONEINFO when it names a
+// .zip, else GOROOT/lib/time/zoneinfo.zip).
+package main
+
+import (
+	"archive/zip"
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+)
+
+type request struct {
+	Op    string `json:"op"`
+	Expr  string `json:"expr"`
+	Zone  string `json:"zone"`
+	From  string `json:"from"`
+	Count int    `json:"count"`
+}
+
+type response struct {
+	Times []string `json:"times,omitempty"`
+	Zero  bool     `json:"zero,omitempty"`
+	Error string   `json:"error,omitempty"`
+}
+
+func next(r request) response {
+	loc, err := time.LoadLocation(r.Zone)
+	if err != nil {
+		return response{Error: "zone: " + err.Error()}
+	}
+	sched, err := cron.ParseStandard(fmt.Sprintf("TZ=%s %s", r.Zone, r.Expr))
+	if err != nil {
+		return response{Error: err.Error()}
+	}
+	t, err := time.Parse(time.RFC3339Nano, r.From)
+	if err != nil {
+		return response{Error: "from: " + err.Error()}
+	}
+	out := response{Times: []string{}}
+	for i := 0; i < r.Count; i++ {
+		t = sched.Next(t)
+		if t.IsZero() {
+			out.Zero = true
+			break
+		}
+		out.Times = append(out.Times, t.In(loc).Format(time.RFC3339))
+	}
+	return out
+}
+
+func handle(r request) response {
+	switch r.Op {
+	case "next":
+		return next(r)
+	case "parse":
+		if _, err := cron.ParseStandard(r.Expr); err != nil {
+			return response{Error: err.Error()}
+		}
+		return response{}
+	case "zone":
+		if _, err := time.LoadLocation(r.Zone); err != nil {
+			return response{Error: err.Error()}
+		}
+		return response{}
+	}
+	return response{Error: "unknown op " + r.Op}
+}
+
+func listZones() error {
+	path := os.Getenv("ZONEINFO")
+	if !strings.HasSuffix(path, ".zip") {
+		path = filepath.Join(runtime.GOROOT(), "lib", "time", "zoneinfo.zip")
+	}
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		return err
+	}
+	defer zr.Close()
+	var names []string
+	for _, f := range zr.File {
+		if !strings.HasSuffix(f.Name, "/") {
+			names = append(names, f.Name)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Println(n)
+	}
+	return nil
+}
+
+func main() {
+	list := flag.Bool("list-zones", false, "print the zone names of Go's bundled tzdata and exit")
+	flag.Parse()
+	if *list {
+		if err := listZones(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 1<<20)
+	out := bufio.NewWriter(os.Stdout)
+	defer out.Flush()
+	enc := json.NewEncoder(out)
+	for in.Scan() {
+		var r request
+		var resp response
+		if err := json.Unmarshal(in.Bytes(), &r); err != nil {
+			resp = response{Error: "request: " + err.Error()}
+		} else {
+			resp = handle(r)
+		}
+		if err := enc.Encode(resp); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+}

@@ -1,0 +1,7 @@
+// Public surface of the cron module: validation (shared by admission, reconciler and CLI),
+// normalisation for the CronJob, and next-run times equal to the Kubernetes CronJob scheduler's.
+export { nextAfter, nextRuns } from "./next.ts";
+export { normalize, parseSchedule, ScheduleError, validateSchedule } from "./parse.ts";
+export { validateTimezone } from "./timezone.ts";
+export type { CronField, CronSchedule, ValidationIssue } from "./types.ts";
+export { CRON_FIELDS } from "./types.ts";
