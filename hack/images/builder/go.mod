@@ -1,0 +1,3 @@
+module cronscale.local/hack/images/builder
+
+go 1.26

@@ -1,0 +1,3 @@
+module cronscale.local/hack/images/pause
+
+go 1.26
