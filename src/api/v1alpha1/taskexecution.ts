@@ -1,0 +1,114 @@
+import { z } from "zod";
+import { TASK_PLANS } from "../task-plans.ts";
+import { observedGenerationSchema, timestamp } from "./common.ts";
+import { defineKind, type ResourceOf } from "./kind.ts";
+import { EXECUTION_RESULTS, TASK_LANGUAGES } from "./scheduledtask.ts";
+
+// TaskExecution (spec 2.2): one record per run, written ONCE by the operator after the run
+// finished (everything is in spec, so one create and no status write per execution — etcd is
+// not a log store). Owned by its ScheduledTask: deleting the task deletes its history.
+
+/** Most characters of console output kept per execution; the rest is cut and marked. */
+export const OUTPUT_MAX_LENGTH = 65536;
+
+/** How an execution was started. */
+export const EXECUTION_TRIGGERS = ["Schedule", "Manual"] as const;
+/** One execution trigger. */
+export type ExecutionTrigger = (typeof EXECUTION_TRIGGERS)[number];
+
+/** spec of a TaskExecution: the immutable record of one run. */
+export const taskExecutionSpecSchema = z
+  .object({
+    taskName: z.string().min(1).max(63).describe("Name of the ScheduledTask that ran."),
+    trigger: z
+      .enum(EXECUTION_TRIGGERS)
+      .describe("Schedule for a run due by the cron schedule, Manual for a run-now."),
+    jobName: z
+      .string()
+      .max(63)
+      .describe("Name of the Kubernetes Job that ran the script (deleted soon after)."),
+    language: z.enum(TASK_LANGUAGES).describe("Language of the script that ran."),
+    plan: z.enum(TASK_PLANS).describe("Resource plan the run had."),
+    configRevision: z
+      .string()
+      .max(64)
+      .optional()
+      .describe("Task configuration revision the run used (metadata.generation)."),
+    scheduledTime: timestamp("When the run was due (the Job's creation for a manual run).").optional(),
+    startTime: timestamp("When the script's container started.").optional(),
+    completionTime: timestamp("When the run finished."),
+    durationSeconds: z
+      .int()
+      .min(0)
+      .describe("Run time of the script in seconds, rounded to the nearest second (the billing unit)."),
+    result: z.enum(EXECUTION_RESULTS).describe("Succeeded, Failed or TimedOut."),
+    exitCode: z.int().optional().describe("Exit code of the script, when it exited."),
+    reason: z
+      .string()
+      .max(64)
+      .describe("CamelCase cause: Completed, Error, TimedOut, OOMKilled, DeadlineExceeded, StartFailed..."),
+    message: z
+      .string()
+      .max(1024)
+      .describe(
+        'One line for humans, e.g. "exit code 3", "timed out after 30 s", "exceeded the plan\'s memory (256 MB)".',
+      ),
+    output: z
+      .string()
+      .max(OUTPUT_MAX_LENGTH + 256)
+      .describe(
+        `Console output (stdout and stderr interleaved), at most ${OUTPUT_MAX_LENGTH} characters: the end is kept and the cut is marked. Secret values are replaced by ****.`,
+      ),
+    outputTruncated: z.boolean().default(false).describe("Whether the start of the output was cut."),
+    expiresAt: timestamp("When the operator deletes this record (7 days after completion)."),
+  })
+  .describe("The record of one run of a ScheduledTask.");
+
+/** status of a TaskExecution (the record is complete at creation; status is reserved). */
+export const taskExecutionStatusSchema = z
+  .object({ observedGeneration: observedGenerationSchema.optional() })
+  .describe("Reserved: a TaskExecution is complete when created.");
+
+/** The TaskExecution kind (short name texec). */
+export const taskExecutionKind = defineKind({
+  kind: "TaskExecution",
+  plural: "taskexecutions",
+  singular: "taskexecution",
+  shortNames: ["texec"],
+  categories: ["cronscale"],
+  scope: "Namespaced",
+  description:
+    "One run of a ScheduledTask: trigger, times, duration, result, exit code and console output. Names sort newest first; deleted 7 days after completion.",
+  specSchema: taskExecutionSpecSchema,
+  statusSchema: taskExecutionStatusSchema,
+  printerColumns: [
+    { name: "Task", type: "string", jsonPath: ".spec.taskName", description: "The task that ran." },
+    { name: "Trigger", type: "string", jsonPath: ".spec.trigger", description: "Schedule or Manual." },
+    {
+      name: "Result",
+      type: "string",
+      jsonPath: ".spec.result",
+      description: "Succeeded, Failed or TimedOut.",
+    },
+    { name: "Exit", type: "integer", jsonPath: ".spec.exitCode", description: "Exit code of the script." },
+    {
+      name: "Duration",
+      type: "integer",
+      jsonPath: ".spec.durationSeconds",
+      description: "Run time in seconds.",
+    },
+    { name: "Started", type: "date", jsonPath: ".spec.startTime", description: "Start of the run." },
+    {
+      name: "Message",
+      type: "string",
+      jsonPath: ".spec.message",
+      description: "Outcome in words.",
+      priority: 1,
+    },
+  ],
+});
+
+/** A TaskExecution as read from the apiserver. */
+export type TaskExecution = ResourceOf<typeof taskExecutionKind>;
+/** The record's content. */
+export type TaskExecutionSpec = z.output<typeof taskExecutionSpecSchema>;
