@@ -123,8 +123,14 @@ export class KubeTransport extends KubernetesObjectApi {
     query: Record<string, string | number | boolean | undefined>,
     onEvent: (type: string, obj: unknown) => void,
     onDone: (err: unknown) => void,
+    inactivityTimeoutMs?: number,
   ): Promise<AbortController> {
-    return new Watch(this.kc).watch(path, query, onEvent, onDone);
+    const w = new Watch(this.kc);
+    // The inactivity limit is a private field of client-node's Watch (30 s, not configurable);
+    // setting it is harmless if a later version drops it, and our informer watchdog still applies.
+    if (inactivityTimeoutMs !== undefined)
+      (w as unknown as { requestTimeoutMs: number }).requestTimeoutMs = inactivityTimeoutMs;
+    return w.watch(path, query, onEvent, onDone);
   }
 
   private discover(apiVersion: string): Promise<Map<string, ResourceInfo>> {

@@ -1,0 +1,324 @@
+import type { Logger } from "pino";
+import { type BackoffOptions, KeyBackoff } from "./backoff.ts";
+import { RealClock, type TimerClock } from "./clock.ts";
+import { errorMessage, isGone } from "./errors.ts";
+import type { ListWatchSource, WatchHandle } from "./listwatch.ts";
+import { parseSelector } from "./selector.ts";
+import { type KubeObject, keyString, objectKey } from "./types.ts";
+
+/** Callbacks of an informer; they should only enqueue keys (they run synchronously). */
+export interface InformerHandlers<T extends KubeObject = KubeObject> {
+  onAdd?(obj: T): void;
+  onUpdate?(oldObj: T, newObj: T): void;
+  /** Also called for deletes discovered by a relist (the object is the last one seen). */
+  onDelete?(obj: T): void;
+}
+
+/** Options of an Informer. */
+export interface InformerOptions {
+  source: ListWatchSource;
+  log: Logger;
+  clock?: TimerClock;
+  labelSelector?: string;
+  /** Page size of LIST requests. */
+  pageSize?: number;
+  /** Server-side watch timeout; a random value in [min, 2·min) spreads reconnects (client-go style). */
+  minWatchTimeoutSeconds?: number;
+  /** Relist when no watch event (bookmarks included) arrived for this long. */
+  watchdogMs?: number;
+  /** Backoff between failed list/watch attempts. */
+  backoff?: BackoffOptions;
+  random?: () => number;
+}
+
+type WatchEnd = { kind: "closed" } | { kind: "gone" } | { kind: "error"; err: unknown } | { kind: "relist" };
+
+/**
+ * A list+watch cache that keeps going: failed lists and watches are retried with jittered
+ * exponential backoff, a 410 or a watchdog timeout triggers a paginated relist, and each relist is
+ * diffed against the cache so deletes missed while the watch was down are still delivered.
+ */
+export class Informer<T extends KubeObject = KubeObject> {
+  private readonly cache = new Map<string, T>();
+  private readonly handlers: InformerHandlers<T>[] = [];
+  private readonly opts: Required<Omit<InformerOptions, "labelSelector" | "backoff">> & InformerOptions;
+  private readonly clock: TimerClock;
+  private readonly retry: KeyBackoff;
+  private resourceVersion = "";
+  private isSynced = false;
+  private lastEvent: Date | undefined;
+  private lastActivityMs = 0;
+  private stopped = true;
+  private stopCtl = new AbortController();
+  private currentWatch: { handle?: WatchHandle; end: (e: WatchEnd) => void } | undefined;
+  private watchdogCancel: (() => void) | undefined;
+  private loop: Promise<void> | undefined;
+  private syncWaiters: (() => void)[] = [];
+  /** Counters for tests and metrics. */
+  readonly stats = { lists: 0, watches: 0, events: 0, relistDeletes: 0, errors: 0 };
+
+  constructor(opts: InformerOptions) {
+    this.clock = opts.clock ?? new RealClock();
+    this.opts = {
+      pageSize: 500,
+      minWatchTimeoutSeconds: 300,
+      watchdogMs: 5 * 60_000,
+      random: Math.random,
+      clock: this.clock,
+      ...opts,
+    };
+    this.retry = new KeyBackoff({
+      baseMs: 800,
+      maxMs: 30_000,
+      jitter: 0.5,
+      random: this.opts.random,
+      ...opts.backoff,
+    });
+  }
+
+  /** Registers callbacks; register before `start` so the initial list is delivered. */
+  addHandlers(h: InformerHandlers<T>): void {
+    this.handlers.push(h);
+  }
+
+  /** True once the first full list has been stored. */
+  get synced(): boolean {
+    return this.isSynced;
+  }
+
+  /** When the last add/update/delete was delivered (undefined before any). */
+  get lastEventTime(): Date | undefined {
+    return this.lastEvent;
+  }
+
+  /** Description of the watched type, for logs and metrics. */
+  get description(): string {
+    return this.opts.source.description;
+  }
+
+  /** A cached object by "namespace/name". */
+  get(key: string): T | undefined {
+    return this.cache.get(key);
+  }
+
+  /** Cached objects, optionally in one namespace and matching a label selector. */
+  list(namespace?: string, labelSelector?: string): T[] {
+    const match = parseSelector(labelSelector);
+    return [...this.cache.values()].filter(
+      (o) => (!namespace || o.metadata.namespace === namespace) && match(o.metadata.labels),
+    );
+  }
+
+  /** Starts listing and watching in the background. */
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.stopCtl = new AbortController();
+    this.lastActivityMs = this.clock.now().getTime();
+    this.armWatchdog();
+    this.loop = this.run();
+  }
+
+  /** Stops the informer and waits for its loop to end. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.stopCtl.abort();
+    this.watchdogCancel?.();
+    this.endWatch({ kind: "closed" });
+    await this.loop;
+    for (const w of this.syncWaiters.splice(0)) w();
+  }
+
+  /** Resolves when synced (or when stopped). */
+  waitForSync(): Promise<void> {
+    if (this.isSynced || this.stopped) return Promise.resolve();
+    return new Promise((resolve) => this.syncWaiters.push(resolve));
+  }
+
+  private async run(): Promise<void> {
+    let needList = true;
+    while (!this.stopped) {
+      try {
+        if (needList) {
+          await this.relist();
+          needList = false;
+        }
+        const startedMs = this.clock.now().getTime();
+        const eventsBefore = this.stats.events;
+        const end = await this.watchOnce();
+        if (this.stopped) break;
+        if (end.kind === "closed") {
+          // A watch the server closes at once with nothing delivered must not become a hot loop.
+          const quick = this.clock.now().getTime() - startedMs < 1000 && this.stats.events === eventsBefore;
+          if (quick) await this.clock.sleep(this.retry.when("all"), this.stopCtl.signal);
+          continue;
+        }
+        if (end.kind === "gone" || end.kind === "relist") {
+          this.opts.log.info({ source: this.description, why: end.kind }, "relisting");
+          needList = true;
+          continue;
+        }
+        throw end.err;
+      } catch (err) {
+        if (this.stopped) break;
+        this.stats.errors++;
+        // A 410 on list/watch start means our resourceVersion is compacted away: relist.
+        if (isGone(err)) needList = true;
+        const delay = this.retry.when("all");
+        this.opts.log.warn(
+          { source: this.description, err: errorMessage(err), retryInMs: delay },
+          "list/watch failed",
+        );
+        await this.clock.sleep(delay, this.stopCtl.signal);
+      }
+    }
+  }
+
+  /** Paginated LIST, then diff against the cache: adds, updates and missed deletes are delivered. */
+  private async relist(): Promise<void> {
+    const fresh = new Map<string, T>();
+    let cont: string | undefined;
+    let rv = "";
+    do {
+      const page = await this.opts.source.list({
+        limit: this.opts.pageSize,
+        continue: cont,
+        labelSelector: this.opts.labelSelector,
+      });
+      if (this.stopped) return;
+      for (const o of page.items) fresh.set(keyString(objectKey(o)), o as T);
+      cont = page.continue;
+      rv = page.resourceVersion;
+    } while (cont);
+    this.stats.lists++;
+    this.resourceVersion = rv;
+    this.touch();
+    this.retry.forget("all");
+    for (const [key, obj] of fresh) {
+      const old = this.cache.get(key);
+      this.cache.set(key, obj);
+      if (!old) this.deliver("add", obj);
+      else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion)
+        this.deliver("update", obj, old);
+    }
+    for (const [key, old] of [...this.cache]) {
+      if (fresh.has(key)) continue;
+      this.cache.delete(key);
+      this.stats.relistDeletes++;
+      this.deliver("delete", old);
+    }
+    if (!this.isSynced) {
+      this.isSynced = true;
+      this.opts.log.info({ source: this.description, objects: this.cache.size }, "informer synced");
+      for (const w of this.syncWaiters.splice(0)) w();
+    }
+  }
+
+  /** Runs one watch until it ends; resolves with why it ended. */
+  private watchOnce(): Promise<WatchEnd> {
+    return new Promise<WatchEnd>((resolve) => {
+      // stop() may have run between the list and here; it found no watch to end.
+      if (this.stopped) return resolve({ kind: "closed" });
+      let ended = false;
+      const slot: { handle?: WatchHandle; end: (e: WatchEnd) => void } = {
+        end: (e) => {
+          if (ended) return;
+          ended = true;
+          slot.handle?.abort();
+          if (this.currentWatch === slot) this.currentWatch = undefined;
+          resolve(e);
+        },
+      };
+      this.currentWatch = slot;
+      const timeout = Math.floor(this.opts.minWatchTimeoutSeconds * (1 + this.opts.random()));
+      this.stats.watches++;
+      this.opts.source
+        .watch(
+          {
+            resourceVersion: this.resourceVersion,
+            labelSelector: this.opts.labelSelector,
+            timeoutSeconds: timeout,
+            allowWatchBookmarks: true,
+          },
+          (type, obj) => {
+            if (!ended) this.onWatchEvent(type, obj, slot.end);
+          },
+          (err) => slot.end(err ? { kind: "error", err } : { kind: "closed" }),
+        )
+        .then(
+          (h) => {
+            slot.handle = h;
+            if (ended) h.abort();
+          },
+          (err) => slot.end(isGone(err) ? { kind: "gone" } : { kind: "error", err }),
+        );
+    });
+  }
+
+  private onWatchEvent(type: string, raw: unknown, end: (e: WatchEnd) => void): void {
+    const obj = raw as T;
+    if (type === "ERROR") {
+      const status = raw as { code?: number; message?: string };
+      end(
+        status.code === 410
+          ? { kind: "gone" }
+          : { kind: "error", err: new Error(status.message ?? "watch error") },
+      );
+      return;
+    }
+    const rv = obj?.metadata?.resourceVersion;
+    if (rv) this.resourceVersion = rv;
+    this.stats.events++;
+    this.touch();
+    // A healthy event stream resets the failure backoff.
+    this.retry.forget("all");
+    if (type === "BOOKMARK") return;
+    const key = keyString(objectKey(obj));
+    const old = this.cache.get(key);
+    if (type === "DELETED") {
+      this.cache.delete(key);
+      this.deliver("delete", obj);
+    } else if (type === "ADDED" || type === "MODIFIED") {
+      this.cache.set(key, obj);
+      if (old) this.deliver("update", obj, old);
+      else this.deliver("add", obj);
+    }
+  }
+
+  private deliver(kind: "add" | "update" | "delete", obj: T, old?: T): void {
+    this.lastEvent = this.clock.now();
+    for (const h of this.handlers) {
+      try {
+        if (kind === "add") h.onAdd?.(obj);
+        else if (kind === "update") h.onUpdate?.(old!, obj);
+        else h.onDelete?.(obj);
+      } catch (err) {
+        this.opts.log.error({ source: this.description, err: errorMessage(err) }, "informer handler failed");
+      }
+    }
+  }
+
+  private touch(): void {
+    this.lastActivityMs = this.clock.now().getTime();
+  }
+
+  private endWatch(e: WatchEnd): void {
+    this.currentWatch?.end(e);
+  }
+
+  /** Checks periodically that the watch still shows signs of life; otherwise forces a relist. */
+  private armWatchdog(): void {
+    const every = Math.max(1000, Math.floor(this.opts.watchdogMs / 4));
+    this.watchdogCancel = this.clock.setTimer(() => {
+      if (this.stopped) return;
+      const idle = this.clock.now().getTime() - this.lastActivityMs;
+      this.opts.log.debug({ idle, watching: !!this.currentWatch }, "watchdog tick");
+      if (idle >= this.opts.watchdogMs && this.currentWatch) {
+        this.opts.log.warn({ source: this.description, idleMs: idle }, "watch silent too long");
+        this.touch();
+        this.endWatch({ kind: "relist" });
+      }
+      this.armWatchdog();
+    }, every);
+  }
+}
