@@ -1,9 +1,10 @@
 import { z } from "zod";
 import { validateTimezone } from "../../cron/index.ts";
 import { GO_ZONE_NAMES } from "../../cron/zones.generated.ts";
+import type { KubeObject } from "../../runtime/types.ts";
 import { TASK_PLANS } from "../task-plans.ts";
 import { conditionsSchema, objectName, observedGenerationSchema, timestamp } from "./common.ts";
-import { defineKind, type ResourceOf } from "./kind.ts";
+import { defineKind } from "./kind.ts";
 import { SCHEDULE_MAX_LENGTH, scheduleCelRules } from "./schedule-rules.ts";
 
 // ScheduledTask (spec 2.1, 3.1, 8.1). Every rule of the spec is checked by the apiserver at
@@ -307,7 +308,7 @@ export const scheduledTaskKind = defineKind({
 });
 
 /** A ScheduledTask as read from the apiserver. */
-export type ScheduledTask = ResourceOf<typeof scheduledTaskKind>;
+export type ScheduledTask = KubeObject & { spec: ScheduledTaskSpec; status?: ScheduledTaskStatus };
 /** Parsed spec with defaults applied. */
 export type ScheduledTaskSpec = z.output<typeof scheduledTaskSpecSchema>;
 /** Status as written by the operator. */

@@ -1,7 +1,8 @@
 import { z } from "zod";
+import type { KubeObject } from "../../runtime/types.ts";
 import { TASK_PLANS } from "../task-plans.ts";
 import { observedGenerationSchema, timestamp } from "./common.ts";
-import { defineKind, type ResourceOf } from "./kind.ts";
+import { defineKind } from "./kind.ts";
 import { EXECUTION_RESULTS, TASK_LANGUAGES } from "./scheduledtask.ts";
 
 // TaskExecution (spec 2.2): one record per run, written ONCE by the operator after the run
@@ -109,6 +110,6 @@ export const taskExecutionKind = defineKind({
 });
 
 /** A TaskExecution as read from the apiserver. */
-export type TaskExecution = ResourceOf<typeof taskExecutionKind>;
+export type TaskExecution = KubeObject & { spec: TaskExecutionSpec };
 /** The record's content. */
 export type TaskExecutionSpec = z.output<typeof taskExecutionSpecSchema>;

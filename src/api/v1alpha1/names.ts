@@ -1,0 +1,43 @@
+import { createHash } from "node:crypto";
+
+// Names of every child object the operator creates, in one place: a name is part of the API
+// (users see it in `kubectl get`), and length limits are checked against the parent's limits.
+// Each kind has its own section; add to yours only.
+
+// --- ScheduledTask ---------------------------------------------------------------------------
+// The task name is at most 52 characters (CronJob limit); Job names must stay ≤ 63 (they become
+// a label value on the pods): a scheduled Job is `<cronjob>-<8+ digit minute>` (made by
+// Kubernetes), a manual one `<task>-m-<8 hex>`.
+
+/** The task's CronJob: the task name itself, so `kubectl get cronjob` reads naturally. */
+export function taskCronJobName(task: string): string {
+  return task;
+}
+
+/** ConfigMap holding the script of one configuration revision (immutable, so a running pod keeps its script). */
+export function taskScriptConfigMapName(task: string, revision: string): string {
+  return `${task}-script-${revision}`;
+}
+
+/** Secret holding the inline env values of one configuration revision. */
+export function taskEnvSecretName(task: string, revision: string): string {
+  return `${task}-env-${revision}`;
+}
+
+/** Job of a run-now request: deterministic per token, so one token starts exactly one run. */
+export function taskManualJobName(task: string, token: string): string {
+  return `${task}-m-${createHash("sha256").update(token).digest("hex").slice(0, 8)}`;
+}
+
+// 10-digit seconds, inverted so that names sort newest first (the apiserver lists by name).
+const INVERT_BASE = 9_999_999_999;
+
+/**
+ * TaskExecution of a Job: `<task>-<inverted start second>-<job suffix>`, so that
+ * `kubectl get texec -l cronscale.io/task=NAME` lists the newest first.
+ */
+export function taskExecutionName(task: string, jobName: string, jobCreated: Date): string {
+  const inverted = String(INVERT_BASE - Math.floor(jobCreated.getTime() / 1000)).padStart(10, "0");
+  const suffix = jobName.startsWith(`${task}-`) ? jobName.slice(task.length + 1) : jobName;
+  return `${task}-${inverted}-${suffix}`;
+}

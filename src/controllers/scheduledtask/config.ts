@@ -1,0 +1,44 @@
+import type { TaskLanguage } from "../../api/v1alpha1/scheduledtask.ts";
+
+/** Operator settings the ScheduledTask controllers need (wired from the operator config). */
+export interface TaskControllerConfig {
+  /** Image per language; production defaults are public images, tests use the locally built ones. */
+  images: Record<TaskLanguage, string>;
+  /** Pull policy of task pods (IfNotPresent for pinned tags, Never for images imported locally). */
+  imagePullPolicy: "IfNotPresent" | "Always" | "Never";
+  /**
+   * Seconds a Job may spend before the script's own timeout starts (image pull, container
+   * start, compiling Go): the Job's activeDeadlineSeconds is timeoutSeconds + this.
+   */
+  startupAllowanceSeconds: number;
+  /** Seconds a finished Job (and its pod and logs) lingers before Kubernetes deletes it. */
+  jobTtlSecondsAfterFinished: number;
+  /** Days a TaskExecution is kept after completion (spec 8.1: 7). */
+  executionRetentionDays: number;
+  /** Most TaskExecutions kept per task; older ones are deleted first. */
+  maxExecutionsPerTask: number;
+  /** Most characters of console output kept per execution. */
+  outputMaxChars: number;
+}
+
+/** Defaults: public images named by tag (override per installation in the chart values). */
+export const DEFAULT_TASK_CONTROLLER_CONFIG: TaskControllerConfig = {
+  images: {
+    Bash: "docker.io/library/bash:5.2",
+    Python: "docker.io/library/python:3.13-slim",
+    Go: "docker.io/library/golang:1.25",
+    Bun: "docker.io/oven/bun:1",
+  },
+  imagePullPolicy: "IfNotPresent",
+  startupAllowanceSeconds: 120,
+  // One hour: ample time to capture the output even across an operator restart, while a task
+  // running every minute keeps at most ~60 finished Jobs (and the CronJob's history limit
+  // usually removes them sooner).
+  jobTtlSecondsAfterFinished: 3600,
+  executionRetentionDays: 7,
+  // A task running every minute makes ~10,000 records a week; 100 keeps the last 100 minutes of
+  // such a task and a week of anything running at most every ~100 minutes, and bounds etcd use
+  // to ~100 × 64 KiB = 6.4 MiB per task in the worst case.
+  maxExecutionsPerTask: 100,
+  outputMaxChars: 65536,
+};

@@ -1,0 +1,124 @@
+import { describe, expect, it } from "vitest";
+import { API_VERSION } from "../../api/v1alpha1/kind.ts";
+import type { TaskExecution } from "../../api/v1alpha1/taskexecution.ts";
+import type { KubeObject } from "../../runtime/types.ts";
+import { makeCtx, makeTask, TEST_CONFIG } from "../scheduledtask/testing.ts";
+import { MemoryPodLogReader } from "./logs.ts";
+import { TaskExecutionReconciler } from "./reconciler.ts";
+
+const SECRET = "hunter2-very-secret";
+
+function seedRun(client: ReturnType<typeof makeCtx>["client"], exitCode: number, seconds: number) {
+  client.seed({
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: "hello-env-1", namespace: "ns" },
+    data: { TOKEN: Buffer.from(SECRET).toString("base64") },
+  });
+  client.seed({
+    apiVersion: "batch/v1",
+    kind: "Job",
+    metadata: {
+      name: "hello-29000000",
+      namespace: "ns",
+      creationTimestamp: "2026-01-01T00:00:00Z",
+      labels: {
+        "cronscale.io/task": "hello",
+        "cronscale.io/trigger": "Schedule",
+        "app.kubernetes.io/managed-by": "cronscale",
+      },
+    },
+    spec: {
+      template: {
+        metadata: {
+          annotations: { "cronscale.io/config-revision": "1", "cronscale.io/timeout-seconds": "30" },
+        },
+      },
+    },
+    status: {
+      startTime: "2026-01-01T00:00:00Z",
+      conditions: [
+        { type: exitCode === 0 ? "Complete" : "Failed", status: "True", reason: "BackoffLimitExceeded" },
+      ],
+    },
+  });
+  const end = new Date(Date.parse("2026-01-01T00:00:01Z") + seconds * 1000).toISOString().replace(".000", "");
+  client.seed({
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      name: "hello-29000000-abcde",
+      namespace: "ns",
+      labels: { "batch.kubernetes.io/job-name": "hello-29000000" },
+    },
+    spec: {
+      containers: [
+        {
+          name: "script",
+          env: [{ name: "TOKEN", valueFrom: { secretKeyRef: { name: "hello-env-1", key: "TOKEN" } } }],
+        },
+      ],
+    },
+    status: {
+      containerStatuses: [
+        {
+          name: "script",
+          state: { terminated: { exitCode, startedAt: "2026-01-01T00:00:01Z", finishedAt: end } },
+        },
+      ],
+    },
+  });
+}
+
+describe("TaskExecutionReconciler", () => {
+  it("records a finished run once: result, exit code, duration, masked output, owned by the task", async () => {
+    const task = makeTask("hello", {
+      language: "Bash",
+      script: "echo $TOKEN; exit 3",
+      plan: "Micro",
+      timeoutSeconds: 30,
+    });
+    const { ctx, client, events } = makeCtx([task]);
+    seedRun(client, 3, 2);
+    const logs = new MemoryPodLogReader();
+    logs.logs.set("ns/hello-29000000-abcde/script", `token is ${SECRET}\nboom\n`);
+    const r = new TaskExecutionReconciler(TEST_CONFIG, logs);
+    await r.reconcile({ namespace: "ns", name: "hello-29000000" }, ctx);
+    await r.reconcile({ namespace: "ns", name: "hello-29000000" }, ctx);
+    const recs = client.all<TaskExecution>(API_VERSION, "TaskExecution");
+    expect(recs).toHaveLength(1);
+    const rec = recs[0] as TaskExecution;
+    expect(rec.metadata.name).toBe("hello-8232774399-29000000");
+    expect(rec.metadata.ownerReferences?.[0]?.uid).toBe("uid-hello");
+    expect(rec.metadata.labels).toMatchObject({
+      "cronscale.io/task": "hello",
+      "cronscale.io/result": "Failed",
+    });
+    expect(rec.spec).toMatchObject({
+      trigger: "Schedule",
+      result: "Failed",
+      exitCode: 3,
+      durationSeconds: 2,
+      output: "token is ****\nboom\n",
+      outputTruncated: false,
+      expiresAt: "2026-01-08T00:00:03Z",
+    });
+    expect(JSON.stringify(events.events)).not.toContain(SECRET);
+    expect(events.withReason("ExecutionFailed")).toHaveLength(1);
+  });
+
+  it("ignores Jobs that are still running or not the operator's", async () => {
+    const { ctx, client } = makeCtx([makeTask("hello", { language: "Bash", script: "true", plan: "Micro" })]);
+    client.seed({
+      apiVersion: "batch/v1",
+      kind: "Job",
+      metadata: { name: "other", namespace: "ns" },
+      status: {},
+    } as KubeObject);
+    await new TaskExecutionReconciler(TEST_CONFIG, new MemoryPodLogReader()).reconcile(
+      { namespace: "ns", name: "other" },
+      ctx,
+    );
+    expect(client.writes).toEqual([]);
+  });
+});

@@ -1,0 +1,191 @@
+import { API_VERSION } from "../../api/v1alpha1/kind.ts";
+import {
+  ANNOTATION_CONFIG_REVISION,
+  ANNOTATION_TIMEOUT_SECONDS,
+  LABEL_MANAGED_BY,
+  LABEL_RESULT,
+  LABEL_TASK,
+  LABEL_TRIGGER,
+  MANAGED_BY,
+} from "../../api/v1alpha1/labels.ts";
+import { taskExecutionName } from "../../api/v1alpha1/names.ts";
+import type { ScheduledTask } from "../../api/v1alpha1/scheduledtask.ts";
+import type { TaskExecutionSpec } from "../../api/v1alpha1/taskexecution.ts";
+import { formatTime } from "../../runtime/conditions.ts";
+import { isConflict, isNotFound } from "../../runtime/errors.ts";
+import type {
+  KubeObject,
+  ObjectKey,
+  ReconcileContext,
+  ReconcileResult,
+  Reconciler,
+} from "../../runtime/types.ts";
+import type { TaskControllerConfig } from "../scheduledtask/config.ts";
+import { ownerRef, SCRIPT_CONTAINER } from "../scheduledtask/desired.ts";
+import { readList, readOne } from "../scheduledtask/read.ts";
+import { classify } from "./classify.ts";
+import type { PodLogReader } from "./logs.ts";
+import { assembleOutput } from "./output.ts";
+import { type JobLike, jobFacts, type PodLike, secretRefsOf } from "./pods.ts";
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Turns each finished Job of a task into one TaskExecution: reads the pod's status and log
+ * (before the Job's TTL removes them), masks secret values, classifies the result, and creates
+ * the record owned by the task. Idempotent: the record's name is derived from the Job, so a
+ * second pass finds it and does nothing.
+ */
+export class TaskExecutionReconciler implements Reconciler {
+  private readonly config: TaskControllerConfig;
+  private readonly logs: PodLogReader;
+  private readonly cached: ReadonlySet<string>;
+
+  constructor(config: TaskControllerConfig, logs: PodLogReader, cached: ReadonlySet<string> = new Set()) {
+    this.config = config;
+    this.logs = logs;
+    this.cached = cached;
+  }
+
+  /** One pass for the Job named by `key`. */
+  async reconcile(key: ObjectKey, ctx: ReconcileContext): Promise<ReconcileResult> {
+    const job = await readOne<JobLike>(ctx, this.cached, "batch/v1", "Job", key.namespace, key.name);
+    const taskName = job?.metadata.labels?.[LABEL_TASK];
+    if (!job || !taskName || job.metadata.labels?.[LABEL_MANAGED_BY] !== MANAGED_BY) return {};
+    const facts0 = jobFacts(job);
+    if (!facts0.finished) return {};
+    const created = new Date(job.metadata.creationTimestamp ?? 0);
+    const name = taskExecutionName(taskName, key.name, created);
+    if (await readOne(ctx, this.cached, API_VERSION, "TaskExecution", key.namespace, name)) return {};
+    const task = await readOne<ScheduledTask>(
+      ctx,
+      this.cached,
+      API_VERSION,
+      "ScheduledTask",
+      key.namespace,
+      taskName,
+    );
+    if (!task || task.metadata.deletionTimestamp) return {};
+
+    const pods = await readList<PodLike>(
+      ctx,
+      this.cached,
+      "v1",
+      "Pod",
+      key.namespace,
+      `batch.kubernetes.io/job-name=${key.name}`,
+    );
+    // The last attempt decides (retries make several pods).
+    const pod = [...pods]
+      .sort((a, b) => (a.metadata.creationTimestamp ?? "").localeCompare(b.metadata.creationTimestamp ?? ""))
+      .at(-1);
+    const ann = job.spec?.template?.metadata?.annotations ?? {};
+    const timeoutSeconds = Number(ann[ANNOTATION_TIMEOUT_SECONDS] ?? task.spec.timeoutSeconds ?? 300);
+    const facts = jobFacts(job, pod, SCRIPT_CONTAINER);
+    const c = classify({ ...facts, timeoutSeconds, plan: task.spec.plan });
+
+    const secrets = await this.secretValues(ctx, key.namespace, pod, task);
+    let output = { text: "", truncated: false };
+    if (pod && facts.terminated) {
+      output = await this.readOutput(key.namespace, pod.metadata.name ?? "", secrets).catch(
+        (err: unknown) => {
+          ctx.log.warn({ job: key.name, err: String(err) }, "cannot read pod log");
+          return { text: "[cronscale: the pod's log could not be read]", truncated: false };
+        },
+      );
+    }
+    const completion = c.completionTime ?? facts.jobCompletionTime ?? formatTime(ctx.clock.now());
+    const trigger = job.metadata.labels?.[LABEL_TRIGGER] === "Manual" ? "Manual" : "Schedule";
+    const spec: TaskExecutionSpec = {
+      taskName,
+      trigger,
+      jobName: key.name,
+      language: task.spec.language,
+      plan: task.spec.plan,
+      configRevision: ann[ANNOTATION_CONFIG_REVISION],
+      scheduledTime:
+        job.metadata.annotations?.["batch.kubernetes.io/cronjob-scheduled-timestamp"] ??
+        job.metadata.creationTimestamp,
+      startTime: c.startTime,
+      completionTime: completion,
+      durationSeconds: c.durationSeconds,
+      result: c.result,
+      exitCode: c.exitCode,
+      reason: c.reason,
+      message: c.message,
+      output: output.text,
+      outputTruncated: output.truncated,
+      expiresAt: formatTime(new Date(Date.parse(completion) + this.config.executionRetentionDays * DAY_MS)),
+    };
+    const record: KubeObject = {
+      apiVersion: API_VERSION,
+      kind: "TaskExecution",
+      metadata: {
+        name,
+        namespace: key.namespace,
+        labels: {
+          [LABEL_MANAGED_BY]: MANAGED_BY,
+          [LABEL_TASK]: taskName,
+          [LABEL_TRIGGER]: trigger,
+          [LABEL_RESULT]: c.result,
+        },
+        ownerReferences: [ownerRef(task)],
+      },
+      spec: JSON.parse(JSON.stringify(spec)) as unknown,
+    };
+    try {
+      await ctx.client.create(record);
+    } catch (err) {
+      if (isConflict(err)) return {};
+      throw err;
+    }
+    ctx.log.info(
+      { task: taskName, execution: name, result: c.result, exitCode: c.exitCode },
+      "recorded execution",
+    );
+    const note = `${name}: ${c.result}, ${c.message}, ${c.durationSeconds} s`;
+    if (c.result === "Succeeded") await ctx.events.normal(task, "ExecutionSucceeded", "Run", note);
+    else
+      await ctx.events.warning(
+        task,
+        c.result === "TimedOut" ? "ExecutionTimedOut" : "ExecutionFailed",
+        "Run",
+        note,
+      );
+    return {};
+  }
+
+  private async readOutput(namespace: string, pod: string, secrets: string[]) {
+    const cap = this.config.outputMaxChars;
+    const head = await this.logs.head(namespace, pod, SCRIPT_CONTAINER, cap + 1);
+    if (Buffer.byteLength(head, "utf8") <= cap) return assembleOutput(head, undefined, cap, secrets);
+    const tail = await this.logs.tail(namespace, pod, SCRIPT_CONTAINER, 2000);
+    return assembleOutput(head, tail, cap, secrets);
+  }
+
+  /** Values of every Secret key the pod's env refers to, plus the task's inline values (to mask). */
+  private async secretValues(
+    ctx: ReconcileContext,
+    namespace: string,
+    pod: PodLike | undefined,
+    task: ScheduledTask,
+  ) {
+    const values = (task.spec.env ?? []).filter((e) => e.value !== undefined).map((e) => e.value ?? "");
+    const refs = pod ? secretRefsOf(pod) : [];
+    const byName = new Map<string, Record<string, string> | undefined>();
+    for (const ref of refs) {
+      if (!byName.has(ref.name)) {
+        const s = await ctx.client
+          .get<KubeObject>("v1", "Secret", namespace, ref.name)
+          .catch((err: unknown) => {
+            if (isNotFound(err)) return undefined;
+            throw err;
+          });
+        byName.set(ref.name, s?.data as Record<string, string> | undefined);
+      }
+      const b64 = byName.get(ref.name)?.[ref.key];
+      if (b64) values.push(Buffer.from(b64, "base64").toString("utf8"));
+    }
+    return values;
+  }
+}
