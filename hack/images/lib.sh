@@ -142,9 +142,8 @@ rootfs_debs() {
       | tar -x --keep-directory-symlink --same-owner -C "$root" "${excl[@]}" \
       || die "cannot unpack $file"
   done
-  # Maintainer scripts never run here, so do the one thing they would do that matters: the
-  # dynamic linker's cache (programs still start without it, only slower).
-  if [ -f "$root/etc/ld.so.conf" ]; then ldconfig -r "$root" 2>/dev/null || true; fi
+  # Maintainer scripts never run here. No ld.so.cache either: Debian's dynamic linker searches
+  # /usr/lib/x86_64-linux-gnu by default, and a cache in one layer would go stale in the next.
 }
 
 # rootfs_users DIR [EXTRA_PASSWD_LINE...] — /etc/passwd and /etc/group with root and the
@@ -187,4 +186,65 @@ apt_inputs() {
     mv "$file.tmp" "$file"
   fi
   cat "$file"
+}
+
+# The base layer every Debian-based image shares (same bytes, same digest, stored once by
+# containerd): bash as /bin/sh, coreutils and everyday tools, users, /tmp.
+# Excluded: parts of Debian's essential set a container never runs (the package manager, perl,
+# init integration, debconf) and the awks a base-files dependency would take besides mawk.
+BASE_DEB_EXCLUDES="dpkg perl perl-base perl-modules-5.36 libperl5.36 usrmerge usr-is-merged init-system-helpers install-info gawk original-awk libelogind0 debconf cdebconf adduser ucf lsb-base sysvinit-utils"
+BASE_DEBS=(bash coreutils procps grep sed findutils gzip tar mawk netbase tzdata)
+
+# base_inputs — the resolved .debs of the base layer.
+base_inputs() { apt_inputs "$BASE_DEB_EXCLUDES" "${BASE_DEBS[@]}"; }
+
+# base_layer DIR — builds the base layer's root in DIR.
+base_layer() {
+  local root="$1"
+  rootfs_init "$root"
+  base_inputs >"$root.debs"
+  debs_into "$root" <"$root.debs"
+  rm -f "$root.debs"
+  rootfs_users "$root"
+  # Debian's /bin/sh is dash; bash serves here (scripts and `docker build` RUN steps need sh).
+  ln -s bash "$root/usr/bin/sh"
+}
+
+# extra_deb_inputs EXCLUDES PKG... — the .debs PKG... need beyond the base layer.
+extra_deb_inputs() {
+  local excl="$1"
+  shift
+  comm -13 <(base_inputs) <(apt_inputs "$BASE_DEB_EXCLUDES $excl" "${BASE_DEBS[@]}" "$@")
+}
+
+# debs_layer DIR < "FILENAME SHA256" lines — a layer holding just those packages.
+debs_layer() {
+  rootfs_init "$1"
+  debs_into "$1"
+}
+
+# debs_into DIR < lines — fetch, verify, unpack.
+debs_into() {
+  local list
+  list=$(cat)
+  deb_fetch <<<"$list"
+  deb_verify <<<"$list"
+  rootfs_debs "$1" <<<"$list"
+}
+
+# npm_tarball PKG VERSION — prints the path of the package's tarball, fetched once into the
+# cache with `npm pack` (which checks the registry's integrity hash).
+npm_tarball() {
+  local pkg="$1" ver="$2" dir="$IMAGES_CACHE/npm" file
+  file="$dir/$(echo "$pkg" | tr -d @ | tr / -)-$ver.tgz"
+  if [ ! -f "$file" ]; then
+    mkdir -p "$dir"
+    local tmp nodebin
+    tmp=$(mktemp -d "$dir/.pack.XXXXXX")
+    nodebin=$("$REPO_ROOT/hack/node.sh") || die "no Node 24 (hack/node.sh) for npm"
+    log "fetching $pkg@$ver from the npm registry"
+    (cd "$tmp" && PATH="$nodebin:$PATH" npm pack --silent "$pkg@$ver" >/dev/null) || { rm -rf "$tmp"; die "npm pack $pkg@$ver failed"; }
+    mv "$tmp"/*.tgz "$file" && rm -rf "$tmp"
+  fi
+  echo "$file"
 }

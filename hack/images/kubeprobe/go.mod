@@ -1,0 +1,3 @@
+module cronscale.local/images/kubeprobe
+
+go 1.26

@@ -1,0 +1,48 @@
+# shellcheck shell=bash
+# go: the runtime of Go tasks. The base layer plus the Go toolchain from the Go module
+# golang.org/toolchain (the same archive `go` itself downloads for GOTOOLCHAIN), at
+# /usr/local/go. The root file system is read-only in task pods, so every cache Go writes is
+# under /tmp (GOCACHE, GOPATH, GOMODCACHE); GOTOOLCHAIN=local and GOPROXY=off keep it from ever
+# reaching for the network; no C compiler, so CGO_ENABLED=0.
+
+GO_TOOLCHAIN_VERSION="${CRONSCALE_IMAGE_GO_VERSION:-1.26.11}"
+
+go_toolchain_dir() {
+  go_env
+  local mod="golang.org/toolchain@v0.0.1-go$GO_TOOLCHAIN_VERSION.linux-amd64" dir
+  dir=$(go mod download -json "$mod" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [ -n "$dir" ] && [ -f "$dir/bin/go" ] || die "cannot download $mod from the Go module proxy"
+  echo "$dir"
+}
+
+recipe_inputs() {
+  base_inputs
+  # The module proxy's checksum (go.sum line) names the toolchain's content.
+  echo "golang.org/toolchain go$GO_TOOLCHAIN_VERSION $(cd /tmp && go_env && go mod download -json \
+    "golang.org/toolchain@v0.0.1-go$GO_TOOLCHAIN_VERSION.linux-amd64" | sed -n 's/^[[:space:]]*"Sum": "\(.*\)",$/\1/p')"
+}
+
+recipe_build() {
+  local work="$1" src
+  base_layer "$work/base"
+  src=$(cd /tmp && go_toolchain_dir)
+  mkdir -p "$work/go/usr/local"
+  cp -a "$src" "$work/go/usr/local/go"
+  # The module cache keeps files read-only; in the image they get ordinary modes. Go's own
+  # test suite and API lists are not needed to build programs.
+  # Module zips carry no exec bits: the toolchain's commands get them back here.
+  chmod -R u+w,go-w "$work/go/usr/local/go"
+  chmod 0755 "$work/go/usr/local/go/bin/"* "$work/go/usr/local/go/pkg/tool/linux_amd64/"*
+  rm -rf "$work/go/usr/local/go/test" "$work/go/usr/local/go/api"
+  cat >"$work/config.json" <<'JSON'
+{
+  "User": "65532:65532",
+  "Env": ["PATH=/usr/local/go/bin:/usr/local/bin:/usr/bin:/usr/sbin", "HOME=/tmp", "LANG=C.UTF-8",
+          "GOCACHE=/tmp/.cache/go-build", "GOPATH=/tmp/go", "GOMODCACHE=/tmp/go/pkg/mod",
+          "GOTOOLCHAIN=local", "GOPROXY=off", "CGO_ENABLED=0", "GOTELEMETRY=off"],
+  "Cmd": ["go", "version"],
+  "WorkingDir": "/tmp"
+}
+JSON
+  LAYERS=("$work/base" "$work/go")
+}
