@@ -4,11 +4,12 @@
 //   node hack/gen/crds.ts            write crds/, charts/cronscale/crds/, manifests/install.yaml
 //   node hack/gen/crds.ts --check    write nothing; exit 1 naming every stale file
 //
-// install.yaml needs helm: $HELM, else $BIN_DIR/helm, else `hack/cluster/build.sh` (cached
-// build of the pinned Go modules; prints the bin dir). Without helm the CRDs are still handled
+// install.yaml needs helm: $HELM, else $BIN_DIR/helm, else the cached build of
+// `hack/cluster/build.sh helm` (never built from here: `make generate` builds it first). Without helm the CRDs are still handled
 // and install.yaml is reported as not checked (exit 2 with --check, so CI cannot pass silently).
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { allKinds } from "../../src/api/v1alpha1/index.ts";
@@ -25,18 +26,12 @@ function findHelm(): string | undefined {
   if (process.env.HELM && existsSync(process.env.HELM)) return process.env.HELM;
   const fromBinDir = process.env.BIN_DIR ? join(process.env.BIN_DIR, "helm") : undefined;
   if (fromBinDir && existsSync(fromBinDir)) return fromBinDir;
-  const build = join(ROOT, "hack/cluster/build.sh");
-  if (!existsSync(build)) return undefined;
-  try {
-    const bin = execFileSync(build, { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] })
-      .trim()
-      .split("\n")
-      .pop();
-    const helm = bin ? join(bin, "helm") : undefined;
-    return helm && existsSync(helm) ? helm : undefined;
-  } catch {
-    return undefined;
-  }
+  // The cluster build's cache, without building (a cold build takes minutes and holds a lock).
+  const versions = readFileSync(join(ROOT, "hack/cluster/versions.env"), "utf8");
+  const version = /^HELM_VERSION=(\S+)$/m.exec(versions)?.[1];
+  const cache = process.env.CRONSCALE_CACHE ?? join(homedir(), ".cache/cronscale");
+  const cached = version ? join(cache, "bin", `helm-${version}`, "helm") : undefined;
+  return cached && existsSync(cached) ? cached : undefined;
 }
 
 /** install.yaml content: the chart rendered with its defaults plus its own Namespace. */
