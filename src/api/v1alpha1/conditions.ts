@@ -34,3 +34,56 @@ export const TaskReason = {
   /** The last execution timed out. */
   TimedOut: "TimedOut",
 } as const;
+
+// --- ScalePlatform ---------------------------------------------------------------------------
+
+/** The seven deployment steps are underway (True while Provisioning or Updating). */
+export const CONDITION_PROGRESSING = "Progressing";
+/** TLS for the platform hosts is in place (certificate ready or given Secret present). */
+export const CONDITION_TLS_READY = "TLSReady";
+/** The HPA is in place; the message lists the active triggers. */
+export const CONDITION_AUTOSCALING = "AutoscalingActive";
+/** The operator's health check of the platform's health endpoint passes. */
+export const CONDITION_HEALTHY = "Healthy";
+/** The database volume has the size the plan asks for (False when the StorageClass cannot expand). */
+export const CONDITION_STORAGE_SIZED = "StorageSized";
+
+/** Reasons of ScalePlatform conditions. */
+export const PlatformReason = {
+  /** All seven steps done, health check passing. */
+  Running: "Running",
+  /** First deployment underway. */
+  Provisioning: "Provisioning",
+  /** A plan change or rollout is underway. */
+  Updating: "Updating",
+  /** spec.stopped is true: app and database scaled to zero. */
+  Stopped: "Stopped",
+  /** A step failed; the message says which and why. */
+  StepFailed: "StepFailed",
+  /** The spec cannot be acted on (terminal until the spec changes). */
+  InvalidSpec: "InvalidSpec",
+  /** cert-manager's CRDs are not installed and no TLS Secret is given. */
+  WaitingForCertManager: "WaitingForCertManager",
+  /** The Certificate exists but is not Ready yet. */
+  CertificatePending: "CertificatePending",
+  /** The Certificate is Ready. */
+  CertificateReady: "CertificateReady",
+  /** The given spec.tls.secretName is used. */
+  UsingExistingSecret: "UsingExistingSecret",
+  /** The given TLS Secret does not exist. */
+  SecretNotFound: "SecretNotFound",
+  /** HPA with CPU and memory only: the cluster serves no custom metrics API. */
+  ResourceMetricsOnly: "ResourceMetricsOnly",
+  /** HPA with CPU, memory and the custom request metrics. */
+  AllMetrics: "AllMetrics",
+  /** Health endpoint answered 2xx. */
+  HealthCheckPassed: "HealthCheckPassed",
+  /** Health endpoint failed or timed out. */
+  HealthCheckFailed: "HealthCheckFailed",
+  /** The PVC was expanded to the plan's size. */
+  Expanded: "Expanded",
+  /** The StorageClass does not allow volume expansion; the volume keeps its size. */
+  ExpansionNotSupported: "ExpansionNotSupported",
+  /** A child's name is taken by an object the platform does not own. */
+  NameConflict: "NameConflict",
+} as const;

@@ -20,3 +20,25 @@ export const ANNOTATION_RUN_NOW = "cronscale.io/run-now";
 export const ANNOTATION_CONFIG_REVISION = "cronscale.io/config-revision";
 /** On a Job/Pod: the task's timeout in seconds, so a run is judged by the timeout it ran with. */
 export const ANNOTATION_TIMEOUT_SECONDS = "cronscale.io/timeout-seconds";
+
+// --- common (recommended labels, https://kubernetes.io/docs/concepts/overview/working-with-objects/common-labels/)
+
+/** Application name label (e.g. commerce, postgres). */
+export const LABEL_NAME = "app.kubernetes.io/name";
+/** The parent's name: every child of one ScalePlatform/ScheduledTask shares it. */
+export const LABEL_INSTANCE = "app.kubernetes.io/instance";
+/** Role of a child inside its parent (app, database). */
+export const LABEL_COMPONENT = "app.kubernetes.io/component";
+/** Larger application the object belongs to. */
+export const LABEL_PART_OF = "app.kubernetes.io/part-of";
+
+// --- ScalePlatform ---------------------------------------------------------------------------
+
+/** Name of the ScalePlatform a child belongs to (selectors use it with LABEL_COMPONENT). */
+export const LABEL_PLATFORM = "cronscale.io/platform";
+/** Values of LABEL_COMPONENT on platform children. */
+export const PlatformComponent = { App: "app", Database: "database" } as const;
+/** On the app pod template: the plan it was rolled with, so a plan change rolls the pods. */
+export const ANNOTATION_PLATFORM_PLAN = "cronscale.io/plan";
+/** On the app pod template: hash of the configuration, so a config change rolls the pods. */
+export const ANNOTATION_CONFIG_HASH = "cronscale.io/config-hash";

@@ -41,3 +41,45 @@ export function taskExecutionName(task: string, jobName: string, jobCreated: Dat
   const suffix = jobName.startsWith(`${task}-`) ? jobName.slice(task.length + 1) : jobName;
   return `${task}-${inverted}-${suffix}`;
 }
+
+// --- ScalePlatform ---------------------------------------------------------------------------
+// The instance name is at most 40 characters (CEL on the CRD); the longest suffix below is 15,
+// so every child name stays ≤ 55, under the 63 of Service names and StatefulSet pod labels.
+
+/** App Deployment, its Service, Ingress and HPA: the instance name itself. */
+export function platformAppName(platform: string): string {
+  return platform;
+}
+
+/** Database StatefulSet and its headless Service. */
+export function platformDatabaseName(platform: string): string {
+  return `${platform}-db`;
+}
+
+/** PVC of the database pod, as the StatefulSet controller names it (`<claim>-<sts>-0`). */
+export function platformDatabasePvcName(platform: string): string {
+  return `${PLATFORM_DB_VOLUME}-${platformDatabaseName(platform)}-0`;
+}
+
+/** volumeClaimTemplates name of the database StatefulSet. */
+export const PLATFORM_DB_VOLUME = "data";
+
+/** ConfigMap with the non-secret platform configuration (config groups, hosts). */
+export function platformConfigMapName(platform: string): string {
+  return `${platform}-config`;
+}
+
+/** Secret with the generated admin credentials and API key (created once, never rewritten). */
+export function platformCredentialsSecretName(platform: string): string {
+  return `${platform}-credentials`;
+}
+
+/** Secret with the generated database user and password (created once, never rewritten). */
+export function platformDatabaseSecretName(platform: string): string {
+  return `${platform}-db-credentials`;
+}
+
+/** cert-manager Certificate and the TLS Secret it writes. */
+export function platformTlsName(platform: string): string {
+  return `${platform}-tls`;
+}
