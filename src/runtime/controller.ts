@@ -1,0 +1,238 @@
+import { randomUUID } from "node:crypto";
+import type { Logger } from "pino";
+import { reconcileLogger } from "../log.ts";
+import type { BackoffOptions } from "./backoff.ts";
+import type { KubeClient } from "./client.ts";
+import type { TimerClock } from "./clock.ts";
+import { errorMessage, isConflict, TerminalError, WaitError } from "./errors.ts";
+import type { EventRecorder } from "./events.ts";
+import type { Informer } from "./informer.ts";
+import type { RuntimeMetrics } from "./metrics.ts";
+import {
+  type CacheReader,
+  type KubeObject,
+  keyString,
+  type ObjectKey,
+  objectKey,
+  parseKey,
+  type ReconcileContext,
+  type Reconciler,
+  type ResourceType,
+  splitApiVersion,
+} from "./types.ts";
+import { WorkQueue } from "./workqueue.ts";
+
+/** A watched type plus how its events map to keys of the controller's primary kind. */
+export interface WatchSpec {
+  type: ResourceType;
+  /** Maps a changed object to the primary keys to reconcile. */
+  map: (obj: KubeObject) => ObjectKey[];
+  labelSelector?: string;
+}
+
+/** What `Manager.addController` takes. */
+export interface ControllerSpec<Ctx extends ReconcileContext = ReconcileContext> {
+  name: string;
+  /** The primary kind: its events enqueue its own key. */
+  for: ResourceType;
+  /** Child kinds: their events enqueue the owner named by their controller ownerReference. */
+  owns?: ResourceType[];
+  /** Other kinds with a custom mapping to primary keys. */
+  watches?: WatchSpec[];
+  reconciler: Reconciler<Ctx>;
+  /** Concurrent reconciles (different keys only). */
+  workers?: number;
+  /** Extends the base context with controller-specific fields. */
+  makeContext?: (base: ReconcileContext) => Ctx;
+  /** Called after a TerminalError, e.g. to log or count; the reconciler records condition and Event. */
+  onTerminalError?: (key: ObjectKey, err: TerminalError, ctx: Ctx) => void | Promise<void>;
+  backoff?: BackoffOptions;
+}
+
+/** Same group (versions may differ) and kind. */
+export function sameKind(
+  a: { apiVersion: string; kind: string },
+  b: { apiVersion: string; kind: string },
+): boolean {
+  return a.kind === b.kind && splitApiVersion(a.apiVersion).group === splitApiVersion(b.apiVersion).group;
+}
+
+/** The key of the controlling owner of `child` if it is of kind `owner`. */
+export function ownerKey(child: KubeObject, owner: ResourceType): ObjectKey | undefined {
+  const ref = child.metadata.ownerReferences?.find((r) => r.controller && sameKind(r, owner));
+  return ref ? { namespace: child.metadata.namespace ?? "", name: ref.name } : undefined;
+}
+
+/** Dependencies a Controller gets from its Manager. */
+export interface ControllerDeps {
+  client: KubeClient;
+  clock: TimerClock;
+  log: Logger;
+  events: EventRecorder;
+  metrics: RuntimeMetrics;
+  cache?: CacheReader;
+  /** Shared informer of a type (the manager de-duplicates them). */
+  informerFor: (type: ResourceType, labelSelector?: string) => Informer;
+}
+
+/** One controller: informer handlers feed a work queue drained by N workers. */
+export class Controller<Ctx extends ReconcileContext = ReconcileContext> {
+  readonly name: string;
+  readonly queue: WorkQueue;
+  private readonly spec: ControllerSpec<Ctx>;
+  private readonly deps: ControllerDeps;
+  private readonly log: Logger;
+  private workers: Promise<void>[] = [];
+  private running = false;
+
+  constructor(spec: ControllerSpec<Ctx>, deps: ControllerDeps) {
+    this.spec = spec;
+    this.deps = deps;
+    this.name = spec.name;
+    this.log = deps.log;
+    const depth = deps.metrics.queueDepth.labels(spec.name, spec.name);
+    this.queue = new WorkQueue({ clock: deps.clock, backoff: spec.backoff, onDepth: (d) => depth.set(d) });
+    depth.set(0);
+    deps.metrics.maxConcurrent.labels(spec.name).set(this.workerCount());
+    deps.metrics.activeWorkers.labels(spec.name).set(0);
+    this.wire();
+  }
+
+  private workerCount(): number {
+    return Math.max(1, this.spec.workers ?? 1);
+  }
+
+  /** Subscribes to the informers of the primary, owned and watched kinds. */
+  private wire(): void {
+    const enqueue = (k: ObjectKey | undefined) => {
+      if (k?.name) this.enqueue(k);
+    };
+    this.deps.informerFor(this.spec.for).addHandlers({
+      onAdd: (o) => enqueue(objectKey(o)),
+      // An unchanged resourceVersion is a relist echo, not a change.
+      onUpdate: (a, b) => a.metadata.resourceVersion !== b.metadata.resourceVersion && enqueue(objectKey(b)),
+      onDelete: (o) => enqueue(objectKey(o)),
+    });
+    for (const child of this.spec.owns ?? []) {
+      const toOwner = (o: KubeObject) => enqueue(ownerKey(o, this.spec.for));
+      this.deps.informerFor(child).addHandlers({
+        onAdd: toOwner,
+        onUpdate: (a, b) => {
+          if (a.metadata.resourceVersion === b.metadata.resourceVersion) return;
+          // An ownerReference moved: both the old and the new owner must look again.
+          toOwner(a);
+          toOwner(b);
+        },
+        onDelete: toOwner,
+      });
+    }
+    for (const w of this.spec.watches ?? []) {
+      const map = (o: KubeObject) => {
+        for (const k of w.map(o)) enqueue(k);
+      };
+      this.deps.informerFor(w.type, w.labelSelector).addHandlers({
+        onAdd: map,
+        onUpdate: (a, b) => a.metadata.resourceVersion !== b.metadata.resourceVersion && map(b),
+        onDelete: map,
+      });
+    }
+  }
+
+  /** Queues a key (also usable by reconcilers of other controllers via the manager). */
+  enqueue(key: ObjectKey): void {
+    this.deps.metrics.queueAdds.labels(this.name, this.name).inc();
+    this.queue.add(keyString(key));
+  }
+
+  /** Starts the workers. */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    for (let i = 0; i < this.workerCount(); i++) this.workers.push(this.worker());
+    this.log.info({ workers: this.workerCount() }, "controller started");
+  }
+
+  /** Stops taking keys and waits for in-flight reconciles to finish. */
+  async stop(): Promise<void> {
+    await this.queue.shutdownWithDrain();
+    await Promise.all(this.workers);
+    this.running = false;
+    this.log.info({}, "controller stopped");
+  }
+
+  private async worker(): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      const active = this.deps.metrics.activeWorkers.labels(this.name);
+      active.inc();
+      try {
+        await this.reconcileKey(key);
+      } finally {
+        active.dec();
+        this.queue.done(key);
+      }
+    }
+  }
+
+  /** Runs one reconcile and turns its outcome into metrics, logs and queue actions. */
+  async reconcileKey(key: string): Promise<void> {
+    const m = this.deps.metrics;
+    const objKey = parseKey(key);
+    const reconcileId = randomUUID();
+    const log = reconcileLogger(this.log, reconcileId, objKey.namespace, objKey.name);
+    const base: ReconcileContext = {
+      client: this.deps.client,
+      clock: this.deps.clock,
+      log,
+      events: this.deps.events,
+      reconcileId,
+      cache: this.deps.cache,
+    };
+    const ctx = this.spec.makeContext ? this.spec.makeContext(base) : (base as Ctx);
+    const end = m.reconcileTime.labels(this.name).startTimer();
+    log.debug({}, "reconcile started");
+    try {
+      const res = await this.spec.reconciler.reconcile(objKey, ctx);
+      this.queue.forget(key);
+      if (res.requeueAfter && res.requeueAfter > 0) {
+        this.queue.addAfter(key, res.requeueAfter);
+        m.reconcileTotal.labels(this.name, "requeue_after").inc();
+      } else {
+        m.reconcileTotal.labels(this.name, "success").inc();
+      }
+      log.debug({ requeueAfterMs: res.requeueAfter }, "reconcile finished");
+    } catch (err) {
+      if (err instanceof WaitError) {
+        this.queue.forget(key);
+        this.queue.addAfter(key, err.requeueAfterMs);
+        m.reconcileTotal.labels(this.name, "requeue_after").inc();
+        log.debug({ requeueAfterMs: err.requeueAfterMs, why: err.message }, "reconcile waiting");
+      } else if (err instanceof TerminalError) {
+        // No retry: only a new generation (which enqueues the key) can fix a spec problem.
+        this.queue.forget(key);
+        m.reconcileTotal.labels(this.name, "error").inc();
+        m.terminalErrors.labels(this.name).inc();
+        log.warn({ reason: err.reason, err: err.message }, "reconcile failed permanently");
+        await this.spec.onTerminalError?.(objKey, err, ctx);
+      } else if (isConflict(err)) {
+        // Someone else changed the object first; a fresh read on retry settles it.
+        this.queue.addRateLimited(key);
+        m.queueRetries.labels(this.name, this.name).inc();
+        m.reconcileTotal.labels(this.name, "requeue").inc();
+        log.debug({ err: errorMessage(err) }, "reconcile conflict, requeued");
+      } else {
+        const delay = this.queue.addRateLimited(key);
+        m.queueRetries.labels(this.name, this.name).inc();
+        m.reconcileTotal.labels(this.name, "error").inc();
+        m.reconcileErrors.labels(this.name).inc();
+        log.error(
+          { err: errorMessage(err), retryInMs: delay, retries: this.queue.numRequeues(key) },
+          "reconcile failed",
+        );
+      }
+    } finally {
+      end();
+    }
+  }
+}

@@ -1,0 +1,61 @@
+import type { ApplyOptions, DeleteOptions, KubeClient } from "./client.ts";
+import type { KubeObject } from "./types.ts";
+
+/** Thrown when a write is attempted without holding the leader lease. */
+export class NotLeaderError extends Error {
+  constructor() {
+    super("not the leader: write refused");
+    this.name = "NotLeaderError";
+  }
+}
+
+/**
+ * Passes reads through and refuses writes unless `allowed()` holds. Reconcilers get this client,
+ * so a reconcile still running when the lease is lost cannot write anything more.
+ */
+export class GatedKubeClient implements KubeClient {
+  private readonly inner: KubeClient;
+  private readonly allowed: () => boolean;
+
+  constructor(inner: KubeClient, allowed: () => boolean) {
+    this.inner = inner;
+    this.allowed = allowed;
+  }
+
+  private check(): void {
+    if (!this.allowed()) throw new NotLeaderError();
+  }
+
+  get<T extends KubeObject>(apiVersion: string, kind: string, namespace: string, name: string) {
+    return this.inner.get<T>(apiVersion, kind, namespace, name);
+  }
+
+  list<T extends KubeObject>(apiVersion: string, kind: string, namespace?: string, labelSelector?: string) {
+    return this.inner.list<T>(apiVersion, kind, namespace, labelSelector);
+  }
+
+  async apply<T extends KubeObject>(obj: KubeObject, opts?: ApplyOptions) {
+    this.check();
+    return this.inner.apply<T>(obj, opts);
+  }
+
+  async applyStatus<T extends KubeObject>(obj: KubeObject) {
+    this.check();
+    return this.inner.applyStatus<T>(obj);
+  }
+
+  async create<T extends KubeObject>(obj: KubeObject) {
+    this.check();
+    return this.inner.create<T>(obj);
+  }
+
+  async replace<T extends KubeObject>(obj: KubeObject) {
+    this.check();
+    return this.inner.replace<T>(obj);
+  }
+
+  async delete(apiVersion: string, kind: string, namespace: string, name: string, opts?: DeleteOptions) {
+    this.check();
+    return this.inner.delete(apiVersion, kind, namespace, name, opts);
+  }
+}

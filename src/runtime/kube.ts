@@ -1,0 +1,37 @@
+import { KubeConfig } from "@kubernetes/client-node";
+import type { Logger } from "pino";
+import { RealKubeClient } from "./client.ts";
+import { KubeListWatch } from "./listwatch.ts";
+import { Manager, type ManagerOptions } from "./manager.ts";
+import { KubeTransport } from "./rest.ts";
+
+/** Loads a kubeconfig: an explicit path, else KUBECONFIG / in-cluster / ~/.kube/config. */
+export function loadKubeConfig(path?: string): KubeConfig {
+  const kc = new KubeConfig();
+  if (path) kc.loadFromFile(path);
+  else kc.loadFromDefault();
+  return kc;
+}
+
+/** The real client and list/watch factory for a kubeconfig. */
+export function kubeConnection(kc: KubeConfig): {
+  transport: KubeTransport;
+  client: RealKubeClient;
+  sourceFor: ManagerOptions["sourceFor"];
+} {
+  const transport = KubeTransport.create(kc);
+  return {
+    transport,
+    client: new RealKubeClient(transport),
+    sourceFor: (type, namespace) => new KubeListWatch(transport, type, namespace),
+  };
+}
+
+/** A Manager talking to the cluster of `kc`. */
+export function createKubeManager(
+  kc: KubeConfig,
+  opts: Omit<ManagerOptions, "client" | "sourceFor"> & { log: Logger },
+): Manager {
+  const { client, sourceFor } = kubeConnection(kc);
+  return new Manager({ ...opts, client, sourceFor });
+}
