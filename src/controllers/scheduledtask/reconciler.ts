@@ -75,7 +75,11 @@ export class ScheduledTaskReconciler implements Reconciler {
     const lives: (KubeObject | undefined)[] = [];
     for (const desired of desiredChildren) {
       const name = desired.metadata.name ?? "";
-      const live = await readOne(ctx, this.cached, desired.apiVersion, desired.kind, key.namespace, name);
+      // The cache holds only the operator's objects: a miss is confirmed with the API server, so a
+      // same-named object of someone else is found (and not taken over) before the first apply.
+      const live =
+        (await readOne(ctx, this.cached, desired.apiVersion, desired.kind, key.namespace, name)) ??
+        (await ctx.client.get(desired.apiVersion, desired.kind, key.namespace, name));
       if (live && !controlledBy(live, task.metadata.uid)) {
         const message = `${desired.kind} ${name} already exists and does not belong to this task`;
         return this.refuse(task, { reason: TaskReason.NameConflict, message }, ctx);

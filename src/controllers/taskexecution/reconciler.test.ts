@@ -83,8 +83,8 @@ describe("TaskExecutionReconciler", () => {
     const logs = new MemoryPodLogReader();
     logs.logs.set("ns/hello-29000000-abcde/script", `token is ${SECRET}\nboom\n`);
     const r = new TaskExecutionReconciler(TEST_CONFIG, logs);
-    await r.reconcile({ namespace: "ns", name: "hello-29000000" }, ctx);
-    await r.reconcile({ namespace: "ns", name: "hello-29000000" }, ctx);
+    await r.reconcile({ namespace: "ns", name: "hello" }, ctx);
+    await r.reconcile({ namespace: "ns", name: "hello" }, ctx);
     const recs = client.all<TaskExecution>(API_VERSION, "TaskExecution");
     expect(recs).toHaveLength(1);
     const rec = recs[0] as TaskExecution;

@@ -10,7 +10,7 @@ import {
 } from "../../api/v1alpha1/labels.ts";
 import { taskExecutionName } from "../../api/v1alpha1/names.ts";
 import type { ScheduledTask } from "../../api/v1alpha1/scheduledtask.ts";
-import type { TaskExecutionSpec } from "../../api/v1alpha1/taskexecution.ts";
+import type { TaskExecution, TaskExecutionSpec } from "../../api/v1alpha1/taskexecution.ts";
 import { formatTime } from "../../runtime/conditions.ts";
 import { isConflict, isNotFound } from "../../runtime/errors.ts";
 import type {
@@ -27,14 +27,15 @@ import { classify } from "./classify.ts";
 import type { PodLogReader } from "./logs.ts";
 import { assembleOutput } from "./output.ts";
 import { type JobLike, jobFacts, type PodLike, secretRefsOf } from "./pods.ts";
+import { planRetention } from "./retention.ts";
 
 const DAY_MS = 86_400_000;
 
 /**
  * Turns each finished Job of a task into one TaskExecution: reads the pod's status and log
  * (before the Job's TTL removes them), masks secret values, classifies the result, and creates
- * the record owned by the task. Idempotent: the record's name is derived from the Job, so a
- * second pass finds it and does nothing.
+ * the record owned by the task. Keyed by task (Job and Pod events map to their task), so only
+ * the operator's own Jobs are watched. Idempotent: the record's name is derived from the Job.
  */
 export class TaskExecutionReconciler implements Reconciler {
   private readonly config: TaskControllerConfig;
@@ -47,25 +48,54 @@ export class TaskExecutionReconciler implements Reconciler {
     this.cached = cached;
   }
 
-  /** One pass for the Job named by `key`. */
+  /** One pass for the task named by `key`: records every finished Job not yet recorded. */
   async reconcile(key: ObjectKey, ctx: ReconcileContext): Promise<ReconcileResult> {
-    const job = await readOne<JobLike>(ctx, this.cached, "batch/v1", "Job", key.namespace, key.name);
-    const taskName = job?.metadata.labels?.[LABEL_TASK];
-    if (!job || !taskName || job.metadata.labels?.[LABEL_MANAGED_BY] !== MANAGED_BY) return {};
-    const facts0 = jobFacts(job);
-    if (!facts0.finished) return {};
-    const created = new Date(job.metadata.creationTimestamp ?? 0);
-    const name = taskExecutionName(taskName, key.name, created);
-    if (await readOne(ctx, this.cached, API_VERSION, "TaskExecution", key.namespace, name)) return {};
     const task = await readOne<ScheduledTask>(
       ctx,
       this.cached,
       API_VERSION,
       "ScheduledTask",
       key.namespace,
-      taskName,
+      key.name,
     );
     if (!task || task.metadata.deletionTimestamp) return {};
+    const jobs = await readList<JobLike>(
+      ctx,
+      this.cached,
+      "batch/v1",
+      "Job",
+      key.namespace,
+      `${LABEL_TASK}=${key.name}`,
+    );
+    // A Job finished before the oldest record retention keeps would be recorded only to be
+    // deleted again (and re-recorded, for as long as the Job lingers): skip it.
+    const records = await readList<TaskExecution>(
+      ctx,
+      this.cached,
+      API_VERSION,
+      "TaskExecution",
+      key.namespace,
+      `${LABEL_TASK}=${key.name}`,
+    );
+    const kept = planRetention(records, ctx.clock.now(), this.config.maxExecutionsPerTask).keep;
+    const floor =
+      kept.length >= this.config.maxExecutionsPerTask ? kept.at(-1)?.spec.completionTime : undefined;
+    for (const job of jobs) {
+      const facts = jobFacts(job);
+      if (job.metadata.labels?.[LABEL_MANAGED_BY] !== MANAGED_BY || !facts.finished) continue;
+      if (floor && (facts.jobCompletionTime ?? "") < floor) continue;
+      await this.capture(task, job, ctx);
+    }
+    return {};
+  }
+
+  /** Records one finished Job (no-op when its record exists). */
+  async capture(task: ScheduledTask, job: JobLike, ctx: ReconcileContext): Promise<void> {
+    const taskName = task.metadata.name ?? "";
+    const key = { namespace: job.metadata.namespace ?? "", name: job.metadata.name ?? "" };
+    const created = new Date(job.metadata.creationTimestamp ?? 0);
+    const name = taskExecutionName(taskName, key.name, created);
+    if (await readOne(ctx, this.cached, API_VERSION, "TaskExecution", key.namespace, name)) return;
 
     const pods = await readList<PodLike>(
       ctx,
@@ -136,7 +166,7 @@ export class TaskExecutionReconciler implements Reconciler {
     try {
       await ctx.client.create(record);
     } catch (err) {
-      if (isConflict(err)) return {};
+      if (isConflict(err)) return;
       throw err;
     }
     ctx.log.info(
@@ -152,7 +182,6 @@ export class TaskExecutionReconciler implements Reconciler {
         "Run",
         note,
       );
-    return {};
   }
 
   private async readOutput(namespace: string, pod: string, secrets: string[]) {
