@@ -1,0 +1,271 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { kubectl, useNamespace } from "../../support/cluster.ts";
+import { apply, installCrds, loadYaml, variant } from "./support.ts";
+
+// Admission of ScalePlatform against the real apiserver: the generated CRD's OpenAPI schema and
+// CEL rules reject bad input at `kubectl apply`, with the offending field named.
+
+// biome-ignore lint/suspicious/noExplicitAny: manifests are free-form YAML in these tables
+type Manifest = any;
+
+const ns = useNamespace("splat-adm");
+const sample: Manifest = loadYaml("manifests/samples/scaleplatform.yaml");
+
+/** A minimal valid platform; each invalid case changes one thing. */
+function minimal(name = "shop"): Manifest {
+  return {
+    apiVersion: "cronscale.io/v1alpha1",
+    kind: "ScalePlatform",
+    metadata: { name },
+    spec: { plan: "Standard", domains: { platform: "shop.example.test" } },
+  };
+}
+
+const withSpec = (mutate: (spec: Manifest) => void, base: Manifest = minimal()) =>
+  variant(base, (o: Manifest) => mutate(o.spec));
+
+/** [case, manifest, field named in the error, phrase of the rule]. */
+const INVALID: [string, Manifest, string, RegExp][] = [
+  ["plan missing", withSpec((s) => delete s.plan), "spec.plan", /Required value/],
+  ["plan not in the enum", withSpec((s) => (s.plan = "Basic")), "spec.plan", /Unsupported value: "Basic"/],
+  [
+    "Custom without resources",
+    withSpec((s) => (s.plan = "Custom")),
+    "spec.resources",
+    /required when plan is Custom/,
+  ],
+  [
+    "resources with a fixed plan",
+    withSpec((s) => (s.resources = { cpu: "4", memory: "8Gi", storage: "100Gi" })),
+    "spec.resources",
+    /only allowed with plan Custom/,
+  ],
+  [
+    "Custom cpu not a quantity",
+    withSpec((s) => {
+      s.plan = "Custom";
+      s.resources = { cpu: "lots", memory: "8Gi", storage: "100Gi" };
+    }),
+    "spec.resources.cpu",
+    /should match|must be a quantity/,
+  ],
+  [
+    "Custom minReplicas above maxReplicas",
+    withSpec((s) => {
+      s.plan = "Custom";
+      s.resources = { cpu: "8", memory: "16Gi", storage: "100Gi", minReplicas: 5, maxReplicas: 2 };
+    }),
+    "spec.resources.minReplicas",
+    /must not exceed maxReplicas/,
+  ],
+  [
+    "platform host with capitals",
+    withSpec((s) => (s.domains.platform = "Shop.Example.com")),
+    "spec.domains.platform",
+    /should match/,
+  ],
+  [
+    "platform host of one label",
+    withSpec((s) => (s.domains.platform = "localhost")),
+    "spec.domains.platform",
+    /should match/,
+  ],
+  [
+    "admin host with a port",
+    withSpec((s) => (s.domains.admin = "admin.example.test:8443")),
+    "spec.domains.admin",
+    /should match/,
+  ],
+  [
+    "admin host equal to platform host",
+    withSpec((s) => (s.domains.admin = "shop.example.test")),
+    "spec.domains",
+    /must differ/,
+  ],
+  ["domains missing", withSpec((s) => delete s.domains), "spec.domains", /Required value/],
+  [
+    "TLS with issuer and secret",
+    withSpec((s) => (s.tls = { issuerRef: { name: "ca" }, secretName: "shop-tls" })),
+    "spec.tls",
+    /exactly one of issuerRef or secretName/,
+  ],
+  ["TLS with neither", withSpec((s) => (s.tls = {})), "spec.tls", /exactly one of issuerRef or secretName/],
+  [
+    "TLS issuer of unknown kind",
+    withSpec((s) => (s.tls = { issuerRef: { name: "ca", kind: "Vault" } })),
+    "spec.tls.issuerRef.kind",
+    /Unsupported value/,
+  ],
+  [
+    "unknown webhook event",
+    withSpec(
+      (s) => (s.webhooks = [{ name: "w", url: "https://h.example.test/x", events: ["OrderDeleted"] }]),
+    ),
+    "spec.webhooks[0].events[0]",
+    /Unsupported value: "OrderDeleted"/,
+  ],
+  [
+    "webhook without events",
+    withSpec((s) => (s.webhooks = [{ name: "w", url: "https://h.example.test/x", events: [] }])),
+    "spec.webhooks[0].events",
+    /should have at least 1 items/,
+  ],
+  [
+    "webhook URL not http(s)",
+    withSpec((s) => (s.webhooks = [{ name: "w", url: "ftp://h.example.test/x", events: ["OrderCreated"] }])),
+    "spec.webhooks[0].url",
+    /should match/,
+  ],
+  [
+    "duplicate webhook names",
+    withSpec(
+      (s) =>
+        (s.webhooks = [
+          { name: "w", url: "https://a.example.test/", events: ["OrderCreated"] },
+          { name: "w", url: "https://b.example.test/", events: ["InventoryLow"] },
+        ]),
+    ),
+    "spec.webhooks[1]",
+    /Duplicate value/,
+  ],
+  [
+    "SMTP user without password reference",
+    withSpec(
+      (s) =>
+        (s.email = { smtp: { host: "smtp.example.test", username: "u" }, fromAddress: "a@example.test" }),
+    ),
+    "spec.email.smtp.passwordSecretRef",
+    /required when username is set/,
+  ],
+  [
+    "SMTP port out of range",
+    withSpec(
+      (s) => (s.email = { smtp: { host: "smtp.example.test", port: 70000 }, fromAddress: "a@example.test" }),
+    ),
+    "spec.email.smtp.port",
+    /less than or equal to 65535/,
+  ],
+  [
+    "store contact email invalid",
+    withSpec((s) => (s.store = { name: "S", contactEmail: "not-an-email" })),
+    "spec.store.contactEmail",
+    /email/,
+  ],
+  [
+    "currency not ISO 4217",
+    withSpec((s) => (s.localization = { currency: "euro" })),
+    "spec.localization.currency",
+    /should match|at most 3/,
+  ],
+  [
+    "shipping zone not a country code",
+    withSpec(
+      (s) =>
+        (s.shippingMethods = [
+          { name: "std", carrier: "dhl", zones: ["Germany"], rate: { calculation: "Carrier" } },
+        ]),
+    ),
+    "spec.shippingMethods[0].zones[0]",
+    /at most 2|should match/,
+  ],
+  [
+    "flat shipping rate without amount",
+    withSpec(
+      (s) =>
+        (s.shippingMethods = [{ name: "std", carrier: "dhl", zones: ["DE"], rate: { calculation: "Flat" } }]),
+    ),
+    "spec.shippingMethods[0].rate.amount",
+    /amount is required/,
+  ],
+  [
+    "payment gateway of unknown type",
+    withSpec((s) => (s.paymentGateways = [{ name: "p", type: "Cash", provider: "x" }])),
+    "spec.paymentGateways[0].type",
+    /Unsupported value/,
+  ],
+  ["stopped not a boolean", withSpec((s) => (s.stopped = "yes")), "spec.stopped", /boolean/],
+  ["unknown spec field", withSpec((s) => (s.replicas = 3)), "spec.replicas", /unknown field/],
+  ["name longer than 40", minimal("a".repeat(41)), "metadata.name", /at most 40 characters/],
+  ["name starting with a digit", minimal("1shop"), "metadata.name", /starting with a letter/],
+];
+
+beforeAll(async () => {
+  await installCrds();
+}, 120_000);
+
+describe("ScalePlatform admission", () => {
+  it("accepts the sample and the minimal platform (server-side dry run)", async () => {
+    for (const m of [sample, minimal()]) {
+      const r = await apply(m, ns.name, true);
+      expect(r.message).toMatch(/created \(server dry run\)/);
+    }
+  });
+
+  it(`has at least 15 invalid manifests in its table (${INVALID.length})`, () => {
+    expect(INVALID.length).toBeGreaterThanOrEqual(15);
+  });
+
+  it.each(INVALID)("rejects %s, naming the field", async (_case, manifest, field, rule) => {
+    const r = await apply(manifest, ns.name, true);
+    expect(r.ok, r.message).toBe(false);
+    expect(r.message).toContain(field);
+    expect(r.message).toMatch(rule);
+  });
+});
+
+describe("ScalePlatform update rules (transition CEL on stored objects)", () => {
+  it("allows Standard → Professional → Enterprise → Custom, then refuses a downgrade", async () => {
+    const name = "tiers";
+    const base = minimal(name);
+    expect((await apply(base, ns.name)).ok).toBe(true);
+    for (const plan of ["Professional", "Enterprise"]) {
+      const r = await apply(
+        withSpec((s) => (s.plan = plan), base),
+        ns.name,
+      );
+      expect(r.ok, r.message).toBe(true);
+    }
+    const custom = withSpec((s) => {
+      s.plan = "Custom";
+      s.resources = { cpu: "24", memory: "48Gi", storage: "1Ti" };
+    }, base);
+    expect((await apply(custom, ns.name)).message).toMatch(/configured/);
+
+    const down = await apply(
+      withSpec((s) => (s.plan = "Enterprise"), base),
+      ns.name,
+    );
+    expect(down.ok).toBe(false);
+    expect(down.message).toContain("spec.plan");
+    expect(down.message).toMatch(/cannot change plan from Custom to Enterprise: only upgrades/);
+
+    const shrink = await apply(
+      withSpec((s) => (s.resources.storage = "500Gi"), custom),
+      ns.name,
+    );
+    expect(shrink.ok).toBe(false);
+    expect(shrink.message).toContain("spec.resources.storage");
+    expect(shrink.message).toMatch(/storage cannot shrink/);
+  });
+
+  it("refuses Professional → Standard with the field and both plans named", async () => {
+    const base = withSpec((s) => (s.plan = "Professional"), minimal("downgrade"));
+    expect((await apply(base, ns.name)).ok).toBe(true);
+    const r = await apply(
+      withSpec((s) => (s.plan = "Standard"), base),
+      ns.name,
+    );
+    expect(r.ok).toBe(false);
+    expect(r.message).toMatch(/spec\.plan: Forbidden: cannot change plan from Professional to Standard/);
+    const live = await kubectl(["get", "splat", "downgrade", "-o", "jsonpath={.spec.plan}"], {
+      namespace: ns.name,
+    });
+    expect(live.stdout).toBe("Professional");
+  });
+
+  it("shows PLAN, STATUS, STEP, URL and AGE in kubectl get", async () => {
+    const r = await kubectl(["get", "splat", "downgrade"], { namespace: ns.name });
+    expect(r.stdout.split("\n")[0]).toMatch(/^NAME\s+PLAN\s+STATUS\s+STEP\s+URL\s+AGE/);
+    expect(r.stdout).toMatch(/downgrade\s+Professional/);
+  });
+});
