@@ -51,12 +51,41 @@ const ControllersSchema = z.object({
         .default(3)
         .describe("Finished Jobs kept per task"),
       failedJobsHistoryLimit: z.coerce.number().int().min(0).default(1).describe("Failed Jobs kept per task"),
+      imagePullPolicy: z
+        .enum(["IfNotPresent", "Always", "Never"])
+        .default("IfNotPresent")
+        .describe("Pull policy of task pods"),
+      startupAllowanceSeconds: z.coerce
+        .number()
+        .int()
+        .min(10)
+        .default(120)
+        .describe("Seconds a run may take to start (pull, compile) on top of its timeout"),
+      jobTtlSecondsAfterFinished: z.coerce
+        .number()
+        .int()
+        .min(60)
+        .default(3600)
+        .describe("Seconds a finished Job and its pod linger before Kubernetes deletes them"),
     })
     .catchall(z.unknown())
     .prefault({}),
   taskExecution: z
     .object({
       retentionDays: z.coerce.number().positive().default(7).describe("Days TaskExecution records are kept"),
+      maxPerTask: z.coerce
+        .number()
+        .int()
+        .min(10)
+        .default(100)
+        .describe("Most TaskExecution records kept per task (oldest deleted first)"),
+      outputMaxChars: z.coerce
+        .number()
+        .int()
+        .min(1024)
+        .max(262144)
+        .default(65536)
+        .describe("Most characters of console output kept per execution"),
     })
     .catchall(z.unknown())
     .prefault({}),

@@ -42,3 +42,34 @@ export const DEFAULT_TASK_CONTROLLER_CONFIG: TaskControllerConfig = {
   maxExecutionsPerTask: 100,
   outputMaxChars: 65536,
 };
+
+/** The operator configuration's `controllers` section, as far as tasks are concerned. */
+export interface TaskControllersSettings {
+  scheduledTask: {
+    images: Record<string, string>;
+    imagePullPolicy: TaskControllerConfig["imagePullPolicy"];
+    startupAllowanceSeconds: number;
+    jobTtlSecondsAfterFinished: number;
+  };
+  taskExecution: { retentionDays: number; maxPerTask: number; outputMaxChars: number };
+}
+
+/** Builds the controllers' config from the operator config (an empty image means the default). */
+export function taskControllerConfigFrom(c: TaskControllersSettings): TaskControllerConfig {
+  const d = DEFAULT_TASK_CONTROLLER_CONFIG;
+  const img = c.scheduledTask.images;
+  return {
+    images: {
+      Bash: img.bash || d.images.Bash,
+      Python: img.python || d.images.Python,
+      Go: img.go || d.images.Go,
+      Bun: img.bun || d.images.Bun,
+    },
+    imagePullPolicy: c.scheduledTask.imagePullPolicy,
+    startupAllowanceSeconds: c.scheduledTask.startupAllowanceSeconds,
+    jobTtlSecondsAfterFinished: c.scheduledTask.jobTtlSecondsAfterFinished,
+    executionRetentionDays: c.taskExecution.retentionDays,
+    maxExecutionsPerTask: c.taskExecution.maxPerTask,
+    outputMaxChars: c.taskExecution.outputMaxChars,
+  };
+}

@@ -7,7 +7,11 @@ import { TaskExecutionReconciler } from "../taskexecution/reconciler.ts";
 import type { TaskControllerConfig } from "./config.ts";
 import { ScheduledTaskReconciler } from "./reconciler.ts";
 
-export { DEFAULT_TASK_CONTROLLER_CONFIG, type TaskControllerConfig } from "./config.ts";
+export {
+  DEFAULT_TASK_CONTROLLER_CONFIG,
+  type TaskControllerConfig,
+  taskControllerConfigFrom,
+} from "./config.ts";
 
 const TASK: ResourceType = {
   apiVersion: API_VERSION,

@@ -56,7 +56,6 @@ export const LANGUAGE_RUNTIMES: Record<TaskLanguage, LanguageRuntime> = {
       { name: "GOPATH", value: `${WORK_DIR}/go` },
       { name: "GOTOOLCHAIN", value: "local" },
       { name: "GOTELEMETRY", value: "off" },
-      { name: "GOFLAGS", value: "-mod=mod" },
       { name: "CGO_ENABLED", value: "0" },
     ],
   },

@@ -11,6 +11,7 @@ import {
 import { taskExecutionName } from "../../api/v1alpha1/names.ts";
 import type { ScheduledTask } from "../../api/v1alpha1/scheduledtask.ts";
 import type { TaskExecution, TaskExecutionSpec } from "../../api/v1alpha1/taskexecution.ts";
+import { registerSecretValue } from "../../log.ts";
 import { formatTime } from "../../runtime/conditions.ts";
 import { isConflict, isNotFound } from "../../runtime/errors.ts";
 import type {
@@ -215,6 +216,8 @@ export class TaskExecutionReconciler implements Reconciler {
       const b64 = byName.get(ref.name)?.[ref.key];
       if (b64) values.push(Buffer.from(b64, "base64").toString("utf8"));
     }
+    // Defence in depth: should any value reach a log line, the logger masks it too.
+    for (const v of values) registerSecretValue(v);
     return values;
   }
 }
