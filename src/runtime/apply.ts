@@ -52,8 +52,13 @@ function findKeyed(list: unknown[], keyJson: string): unknown {
   } catch {
     return undefined;
   }
+  // Key fields the server defaulted (e.g. ports' protocol) may be absent from desired: skip those,
+  // but at least one key field must be there and match.
   return list.find(
-    (el) => isObject(el) && Object.entries(key).every(([k, v]) => isDeepStrictEqual(el[k], v)),
+    (el) =>
+      isObject(el) &&
+      Object.entries(key).some(([k]) => el[k] !== undefined) &&
+      Object.entries(key).every(([k, v]) => el[k] === undefined || isSubset(el[k], v)),
   );
 }
 

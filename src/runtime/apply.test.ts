@@ -1,0 +1,157 @@
+import { describe, expect, it } from "vitest";
+import { isSubset, needsApply, ownsFieldsNotDesired, statusNeedsApply } from "./apply.ts";
+import type { KubeObject } from "./types.ts";
+
+const desired: KubeObject = {
+  apiVersion: "apps/v1",
+  kind: "Deployment",
+  metadata: { name: "web", namespace: "ns", labels: { app: "web" } },
+  spec: {
+    replicas: 2,
+    template: { spec: { containers: [{ name: "c", image: "img:1", ports: [{ containerPort: 80 }] }] } },
+  },
+};
+
+/** What the server returns: our fields plus defaults and bookkeeping. */
+function live(overrides: (o: KubeObject) => void = () => {}): KubeObject {
+  const o = structuredClone(desired) as KubeObject & { spec: Record<string, any> };
+  o.metadata = {
+    ...o.metadata,
+    uid: "u1",
+    resourceVersion: "42",
+    generation: 3,
+    creationTimestamp: "2026-01-01T00:00:00Z",
+    labels: { app: "web", "pod-template-hash": "x" },
+    annotations: { "deployment.kubernetes.io/revision": "1" },
+    managedFields: [
+      {
+        manager: "cronscale",
+        operation: "Apply",
+        fieldsV1: {
+          "f:metadata": { "f:labels": { "f:app": {} } },
+          "f:spec": {
+            "f:replicas": {},
+            "f:template": {
+              "f:spec": {
+                "f:containers": {
+                  'k:{"name":"c"}': {
+                    ".": {},
+                    "f:name": {},
+                    "f:image": {},
+                    "f:ports": { 'k:{"containerPort":80,"protocol":"TCP"}': {} },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+    ],
+  };
+  o.spec.strategy = { type: "RollingUpdate" };
+  o.spec.template.spec.containers[0].imagePullPolicy = "IfNotPresent";
+  o.spec.template.spec.containers[0].ports[0].protocol = "TCP";
+  o.status = { readyReplicas: 2 };
+  overrides(o);
+  return o;
+}
+
+describe("needsApply", () => {
+  it("is false when live has every desired field (server defaults and bookkeeping ignored)", () => {
+    expect(needsApply(desired, live())).toBe(false);
+  });
+
+  it("is true when the object does not exist", () => {
+    expect(needsApply(desired, undefined)).toBe(true);
+  });
+
+  it("is true when a desired value differs", () => {
+    const d = structuredClone(desired) as any;
+    d.spec.template.spec.containers[0].image = "img:2";
+    expect(needsApply(d, live())).toBe(true);
+  });
+
+  it("is true when a list gained or lost elements", () => {
+    const d = structuredClone(desired) as any;
+    d.spec.template.spec.containers.push({ name: "sidecar", image: "s" });
+    expect(needsApply(d, live())).toBe(true);
+  });
+
+  it("is true when a label we applied earlier is no longer desired (apply would remove it)", () => {
+    const d = structuredClone(desired) as any;
+    d.metadata.labels = {};
+    expect(needsApply(d, live())).toBe(true);
+  });
+
+  it("is false when someone else's label is on the live object", () => {
+    expect(
+      needsApply(
+        desired,
+        live((o) => (o.metadata.labels!.other = "x")),
+      ),
+    ).toBe(false);
+  });
+
+  it("ignores status when comparing the main resource", () => {
+    expect(
+      needsApply(
+        desired,
+        live((o) => (o.status = { readyReplicas: 0 })),
+      ),
+    ).toBe(false);
+  });
+
+  it("treats a number and its string form as equal (int-or-string fields)", () => {
+    expect(isSubset({ port: 8080 }, { port: "8080" })).toBe(true);
+    expect(isSubset({ port: 8080 }, { port: "8081" })).toBe(false);
+  });
+
+  it("treats empty desired maps, lists and false as matching an absent live field", () => {
+    expect(isSubset({ a: {}, b: [], c: false }, {})).toBe(true);
+    expect(isSubset({ a: "" }, {})).toBe(false);
+  });
+
+  it("notices a keyed list element we own that desired dropped", () => {
+    const fields = { "f:spec": { "f:ports": { 'k:{"port":80}': {}, 'k:{"port":443}': {} } } };
+    expect(ownsFieldsNotDesired(fields, { spec: { ports: [{ port: 80 }, { port: 443 }] } })).toBe(false);
+    expect(ownsFieldsNotDesired(fields, { spec: { ports: [{ port: 80 }] } })).toBe(true);
+  });
+
+  it("notices a set element we own that desired dropped", () => {
+    const fields = { "f:metadata": { "f:finalizers": { 'v:"a"': {}, 'v:"b"': {} } } };
+    expect(ownsFieldsNotDesired(fields, { metadata: { finalizers: ["a", "b"] } })).toBe(false);
+    expect(ownsFieldsNotDesired(fields, { metadata: { finalizers: ["a"] } })).toBe(true);
+  });
+});
+
+describe("statusNeedsApply", () => {
+  const obj = (status: unknown, owned?: Record<string, unknown>): KubeObject => ({
+    apiVersion: "cronscale.io/v1alpha1",
+    kind: "ScheduledTask",
+    metadata: {
+      name: "t",
+      managedFields: owned
+        ? [{ manager: "cronscale", operation: "Apply", subresource: "status", fieldsV1: owned }]
+        : [],
+    },
+    status,
+  });
+
+  it("is false when live status already has the desired values", () => {
+    expect(
+      statusNeedsApply(
+        { phase: "Ready", observedGeneration: 2 },
+        obj({ phase: "Ready", observedGeneration: 2 }),
+      ),
+    ).toBe(false);
+  });
+
+  it("is true when a value differs", () => {
+    expect(statusNeedsApply({ phase: "Ready" }, obj({ phase: "Failed" }))).toBe(true);
+  });
+
+  it("is true when a status field we own is no longer desired", () => {
+    const owned = { "f:status": { "f:phase": {}, "f:lastError": {} } };
+    expect(statusNeedsApply({ phase: "Ready" }, obj({ phase: "Ready", lastError: "x" }, owned))).toBe(true);
+  });
+});
