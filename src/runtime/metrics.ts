@@ -17,7 +17,8 @@ export class RuntimeMetrics {
   readonly leaderStatus: Gauge<"name">;
 
   constructor(opts: { registry?: Registry; processMetrics?: boolean } = {}) {
-    const registers = [(this.registry = opts.registry ?? new Registry())];
+    this.registry = opts.registry ?? new Registry();
+    const registers = [this.registry];
     if (opts.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
     this.reconcileTotal = new Counter({
       name: "controller_runtime_reconcile_total",
