@@ -22,7 +22,8 @@ const INSTALL = "manifests/install.yaml";
 /** Namespace install.yaml installs into (the chart's namespace template creates it). */
 export const INSTALL_NAMESPACE = "cronscale-system";
 
-function findHelm(): string | undefined {
+/** Path of a helm binary (HELM, BIN_DIR, or the cluster build cache), or undefined. */
+export function findHelm(): string | undefined {
   if (process.env.HELM && existsSync(process.env.HELM)) return process.env.HELM;
   const fromBinDir = process.env.BIN_DIR ? join(process.env.BIN_DIR, "helm") : undefined;
   if (fromBinDir && existsSync(fromBinDir)) return fromBinDir;

@@ -1,0 +1,97 @@
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { parseAllDocuments } from "yaml";
+import { findHelm, renderInstall } from "./crds.ts";
+
+// The Helm chart rendered by the real helm binary (from the cluster build's cache). Without it
+// these tests are skipped and say so: run `hack/cluster/build.sh helm` first.
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../..");
+const CHART = join(ROOT, "charts/cronscale");
+const helm = findHelm();
+if (!helm)
+  console.warn("chart tests skipped: no helm binary (HELM, BIN_DIR or `hack/cluster/build.sh helm`)");
+
+// biome-ignore lint/suspicious/noExplicitAny: rendered manifests
+type Doc = any;
+
+function template(...set: string[]): Doc[] {
+  const out = execFileSync(
+    helm!,
+    ["template", "cs", CHART, "--namespace", "ops", ...set.flatMap((s) => ["--set", s])],
+    {
+      encoding: "utf8",
+    },
+  );
+  return parseAllDocuments(out)
+    .map((d) => d.toJS())
+    .filter(Boolean);
+}
+
+describe.skipIf(!helm)("charts/cronscale", () => {
+  it("passes helm lint --strict", () => {
+    const out = execFileSync(helm!, ["lint", "--strict", CHART], { encoding: "utf8" });
+    expect(out).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
+  });
+
+  it("runs the operator PSS-restricted: non-root, read-only root, no privilege escalation, caps dropped, seccomp", () => {
+    const dep = template().find((d) => d.kind === "Deployment");
+    const pod = dep.spec.template.spec;
+    const c = pod.containers[0];
+    expect(pod.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      seccompProfile: { type: "RuntimeDefault" },
+    });
+    expect(c.securityContext).toEqual({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      runAsNonRoot: true,
+      capabilities: { drop: ["ALL"] },
+      seccompProfile: { type: "RuntimeDefault" },
+    });
+    expect(c.livenessProbe.httpGet.path).toBe("/healthz");
+    expect(c.readinessProbe.httpGet.path).toBe("/readyz");
+    const env = Object.fromEntries(c.env.map((e: Doc) => [e.name, e.value ?? e.valueFrom]));
+    expect(env.CRONSCALE_LEADER_ELECTION__ENABLED).toBe("true");
+    expect(env.CRONSCALE_CONTROLLERS__SCHEDULED_TASK__IMAGES__PYTHON).toBe(
+      "docker.io/library/python:3.13-slim",
+    );
+    expect(env.POD_NAMESPACE).toEqual({ fieldRef: { fieldPath: "metadata.namespace" } });
+  });
+
+  it("grants no wildcards, and leases only through a Role in the release namespace", () => {
+    const docs = template();
+    const cluster = docs.find((d) => d.kind === "ClusterRole");
+    const role = docs.find((d) => d.kind === "Role");
+    for (const r of [...cluster.rules, ...role.rules])
+      expect([...r.apiGroups, ...r.resources, ...r.verbs]).not.toContain("*");
+    expect(cluster.rules.flatMap((r: Doc) => r.resources)).not.toContain("leases");
+    expect(role.metadata.namespace).toBe("ops");
+    expect(role.rules).toEqual([
+      { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "update"] },
+    ]);
+    const pods = cluster.rules.find((r: Doc) => r.resources.includes("pods"));
+    expect(pods.verbs).toEqual(["get", "list", "watch"]);
+  });
+
+  it("puts the generated CRDs in the chart", () => {
+    const out = execFileSync(helm!, ["template", "cs", CHART, "--include-crds"], { encoding: "utf8" });
+    for (const plural of ["scheduledtasks", "taskexecutions", "scaleplatforms"])
+      expect(out).toContain(`name: ${plural}.cronscale.io`);
+  });
+
+  it("refuses values the schema does not allow", () => {
+    expect(() => template("image.pullPolicy=Sometimes")).toThrow(/pullPolicy/);
+    expect(() => template("replicaCount=-1")).toThrow(/replicaCount/);
+    expect(() => template("taskImages.ruby=ruby:3")).toThrow(/ruby/);
+  });
+
+  it("manifests/install.yaml is the chart rendered (not stale)", () => {
+    const path = join(ROOT, "manifests/install.yaml");
+    expect(existsSync(path), "manifests/install.yaml missing: run node hack/gen/crds.ts").toBe(true);
+    expect(readFileSync(path, "utf8")).toBe(renderInstall(helm!));
+  });
+});
