@@ -163,7 +163,7 @@ export const scalePlatformSpecSchema = z
           .optional()
           .meta({
             "x-kubernetes-validations": [
-              { rule: "self == oldSelf", message: "storageClassName is immutable", optionalOldSelf: false },
+              { rule: "self == oldSelf", message: "storageClassName is immutable" },
             ],
           }),
         pvcRetention: z
@@ -316,7 +316,7 @@ export const scalePlatformKind = defineKind({
       rule: "self.metadata.name.size() <= 40 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",
       message:
         "metadata.name must be at most 40 characters of lowercase letters, digits and hyphens, starting with a letter",
-      fieldPath: ".metadata.name",
+      // No fieldPath: the CRD schema declares no metadata properties for it to point at.
     },
   ],
 });
