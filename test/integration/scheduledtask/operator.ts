@@ -1,0 +1,83 @@
+import { Writable } from "node:stream";
+import { fileURLToPath } from "node:url";
+import {
+  DEFAULT_TASK_CONTROLLER_CONFIG,
+  type TaskControllerConfig,
+} from "../../../src/controllers/scheduledtask/config.ts";
+import { registerScheduledTaskControllers } from "../../../src/controllers/scheduledtask/index.ts";
+import { KubePodLogReader } from "../../../src/controllers/taskexecution/logs.ts";
+import { createLogger } from "../../../src/log.ts";
+import { RealKubeClient } from "../../../src/runtime/client.ts";
+import { KubeListWatch } from "../../../src/runtime/listwatch.ts";
+import { Manager } from "../../../src/runtime/manager.ts";
+import { KubeTransport } from "../../../src/runtime/rest.ts";
+import { clusterEnv, hasClusterEnv, kubeConfig, kubectl } from "../../support/cluster.ts";
+import { imageRef, loadImages } from "../../support/images.ts";
+
+// The operator's task controllers running in this test process against the test cluster, with
+// the locally built runtime images, so tests see real CronJobs, Jobs, pods and records.
+
+const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
+
+/** Installs (or updates) the CRDs from crds/ and waits until they are established. */
+export async function installCrds(): Promise<void> {
+  await kubectl(["apply", "--server-side", "--force-conflicts", "-f", `${repoRoot}crds/`]);
+  await kubectl([
+    "wait",
+    "--for=condition=Established",
+    "--timeout=60s",
+    "crd/scheduledtasks.cronscale.io",
+    "crd/taskexecutions.cronscale.io",
+  ]);
+}
+
+/** A running in-process operator: its log lines are kept for assertions. */
+export interface TestOperator {
+  manager: Manager;
+  config: TaskControllerConfig;
+  logLines: string[];
+  stop(): Promise<void>;
+}
+
+/** Loads the language images into the node and returns the controllers' config using them. */
+export function localTaskConfig(overrides: Partial<TaskControllerConfig> = {}): TaskControllerConfig {
+  if (hasClusterEnv()) loadImages(["bash", "python", "go", "bun"], clusterEnv().CONTAINERD_ADDRESS);
+  return {
+    ...DEFAULT_TASK_CONTROLLER_CONFIG,
+    images: { Bash: imageRef("bash"), Python: imageRef("python"), Go: imageRef("go"), Bun: imageRef("bun") },
+    // Imported into the node's containerd: never pulled (there is no registry to pull from).
+    imagePullPolicy: hasClusterEnv() ? "Never" : "IfNotPresent",
+    ...overrides,
+  };
+}
+
+/** Starts the ScheduledTask controllers of the operator, watching one namespace. */
+export async function startOperator(namespace: string, config: TaskControllerConfig): Promise<TestOperator> {
+  const kc = kubeConfig();
+  const transport = KubeTransport.create(kc);
+  const logLines: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      logLines.push(String(chunk));
+      if (process.env.CRONSCALE_TEST_LOGS === "1") process.stderr.write(chunk);
+      cb();
+    },
+  });
+  const log = createLogger({ level: "debug", destination: sink as never });
+  const manager = new Manager({
+    client: new RealKubeClient(transport),
+    sourceFor: (type, ns) => new KubeListWatch(transport, type, ns),
+    log,
+    namespace,
+    http: false,
+    leaderElection: false,
+  });
+  registerScheduledTaskControllers(manager, { config, logs: new KubePodLogReader(kc), workers: 2 });
+  await manager.start();
+  return {
+    manager,
+    config,
+    logLines,
+    stop: () => manager.stop(),
+  };
+}
