@@ -18,6 +18,9 @@ afterAll(async () => {
   await op?.stop();
 });
 
+// "$" kept apart so the TypeScript template of the Bun script stays literal here.
+const D = "$";
+
 const SCRIPTS: Record<string, { plan: string; script: string }> = {
   Bash: {
     plan: "Micro",
@@ -36,8 +39,13 @@ const SCRIPTS: Record<string, { plan: string; script: string }> = {
   },
   Bun: {
     plan: "Small",
-    script:
-      'const who: string = "bun";\nconsole.log(`out: ${process.env.GREETING} from ${who}`);\nconsole.error("err: bun");\nprocess.exit(7);\n',
+    script: [
+      'const who: string = "bun";',
+      `console.log(\`out: ${D}{process.env.GREETING} from ${D}{who}\`);`,
+      'console.error("err: bun");',
+      "process.exit(7);",
+      "",
+    ].join("\n"),
   },
 };
 
