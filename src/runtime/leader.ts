@@ -64,9 +64,13 @@ export class LeaderElector {
       throw new Error("renewDeadline must be shorter than leaseDuration");
   }
 
-  /** Whether this process currently holds the lease. */
+  /**
+   * Whether this process holds the lease *now*. Besides the flag, the last successful renewal must
+   * be within the renew deadline: after a pause (GC, SIGSTOP, partition) the flag is stale until
+   * the loop runs again, and a standby may already lead; this check fences writes meanwhile.
+   */
   isLeader(): boolean {
-    return this.leader && !this.stopped;
+    return this.leader && !this.stopped && this.o.clock.now().getTime() - this.lastRenewMs <= this.o.renewDeadlineMs;
   }
 
   /** Starts campaigning in the background. */
