@@ -242,6 +242,49 @@ describe("ScheduledTask lifecycle", () => {
     expect(cj.spec.jobTemplate.spec.template.spec.volumes[0].configMap.name).toBe("updated-script-2");
   });
 
+  it("writes nothing at steady state (children and status compared with the live objects)", async () => {
+    await applyTask(ns.name, "steady", bash("true", { env: [{ name: "A", value: "abcd" }] }));
+    await waitTask(ns.name, "steady", (x) => x.status?.phase === "Running", "Running");
+    await new Promise((r) => setTimeout(r, 3000));
+    const writes = () =>
+      op.logLines.filter((l) => l.includes('"task":"steady"') && l.includes("applied child")).length;
+    const before = writes();
+    const rvs = async () =>
+      (
+        await kubectl(
+          [
+            "get",
+            "cronjob,configmap,secret",
+            "-l",
+            "cronscale.io/task=steady",
+            "-o",
+            "jsonpath={.items[*].metadata.resourceVersion}",
+          ],
+          {
+            namespace: ns.name,
+          },
+        )
+      ).stdout;
+    const statusWrite = async () =>
+      JSON.stringify(
+        (
+          (await getTask(ns.name, "steady"))?.metadata.managedFields as {
+            manager: string;
+            subresource?: string;
+            time: string;
+          }[]
+        ).find((m) => m.manager === "cronscale" && m.subresource === "status"),
+      );
+    const [children, status] = [await rvs(), await statusWrite()];
+    // Touching the task (not its spec) makes the controller look again.
+    await kubectl(["annotate", "--overwrite", "stask", "steady", "poke=1"], { namespace: ns.name });
+    await new Promise((r) => setTimeout(r, 5000));
+    expect(writes()).toBe(before);
+    expect(before).toBe(3); // ConfigMap, Secret, CronJob, once each
+    expect(await rvs()).toBe(children);
+    expect(await statusWrite()).toBe(status);
+  });
+
   it("suspends (Stopped) and resumes (Running)", async () => {
     await applyTask(ns.name, "pausable", bash("true"));
     await waitTask(ns.name, "pausable", (x) => x.status?.phase === "Running", "Running");
