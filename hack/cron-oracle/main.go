@@ -6,11 +6,12 @@
 //
 //	{"op":"next","expr":"0 2 * * *","zone":"Europe/Berlin","from":"2021-03-27T00:00:00Z","count":3}
 //	  → {"times":["2021-03-28T03:00:00+02:00", ...]} or {"error":"..."}
-//	  The schedule is parsed exactly as kube-controller-manager does when spec.timeZone is set:
-//	  cron.ParseStandard("TZ=<zone> <expr>"), then Next is called from the previous result.
+//	  The schedule is the one kube-controller-manager builds when spec.timeZone is set
+//	  (cron.ParseStandard("TZ=<zone> <expr>")), then Next is called from the previous result.
 //	  A zero time from Next (nothing within five years) ends the list and sets "zero":true.
 //	{"op":"parse","expr":"..."}   → {} or {"error":"..."}   (what CronJob validation runs)
 //	{"op":"zone","zone":"..."}    → {} or {"error":"..."}   (time.LoadLocation)
+//	{"op":"offsets","zone":"...","from":"...","to":"..."} → {"offsets":[[unix,offsetSeconds],...]}
 //
 // With -list-zones it prints every zone name in Go's bundled tzdata ($ZONEINFO when it names a
 // .zip, else GOROOT/lib/time/zoneinfo.zip).
@@ -38,23 +39,77 @@ type request struct {
 	Zone  string `json:"zone"`
 	From  string `json:"from"`
 	Count int    `json:"count"`
+	To    string `json:"to"`
 }
 
 type response struct {
 	Times []string `json:"times,omitempty"`
 	Zero  bool     `json:"zero,omitempty"`
 	Error string   `json:"error,omitempty"`
+	// Offsets: [unix seconds, UTC offset seconds] at "from" and after each offset change up to "to".
+	Offsets [][2]int64 `json:"offsets,omitempty"`
 }
 
-func next(r request) response {
-	loc, err := time.LoadLocation(r.Zone)
+// offsets lists the zone's UTC offset changes between two instants, from Go's own tzdata, so the
+// test can tell a data difference (Go vs Node's ICU) from an algorithm difference.
+func offsets(r request) response {
+	loc, err := loadLocation(r.Zone)
 	if err != nil {
 		return response{Error: "zone: " + err.Error()}
 	}
-	sched, err := cron.ParseStandard(fmt.Sprintf("TZ=%s %s", r.Zone, r.Expr))
+	from, err1 := time.Parse(time.RFC3339, r.From)
+	to, err2 := time.Parse(time.RFC3339, r.To)
+	if err1 != nil || err2 != nil {
+		return response{Error: "from/to must be RFC 3339"}
+	}
+	t := from.In(loc)
+	_, off := t.Zone()
+	out := response{Offsets: [][2]int64{{t.Unix(), int64(off)}}}
+	for t.Before(to) {
+		_, end := t.ZoneBounds()
+		if end.IsZero() {
+			break
+		}
+		t = end.In(loc)
+		if _, o := t.Zone(); o != off {
+			off = o
+			out.Offsets = append(out.Offsets, [2]int64{t.Unix(), int64(o)})
+		}
+	}
+	return out
+}
+
+var locations = map[string]*time.Location{}
+
+// loadLocation memoises time.LoadLocation, which re-reads the tzdata zip on every call.
+func loadLocation(name string) (*time.Location, error) {
+	if loc, ok := locations[name]; ok {
+		return loc, nil
+	}
+	loc, err := time.LoadLocation(name)
+	if err == nil {
+		locations[name] = loc
+	}
+	return loc, err
+}
+
+func next(r request) response {
+	loc, err := loadLocation(r.Zone)
+	if err != nil {
+		return response{Error: "zone: " + err.Error()}
+	}
+	// kube-controller-manager parses "TZ=<zone> <expr>", which sets the schedule's Location to
+	// time.LoadLocation(zone); setting it directly is the same schedule without re-reading the
+	// tzdata zip for every request.
+	parsed, err := cron.ParseStandard(r.Expr)
 	if err != nil {
 		return response{Error: err.Error()}
 	}
+	sched, ok := parsed.(*cron.SpecSchedule)
+	if !ok {
+		return response{Error: "not a cron spec schedule"}
+	}
+	sched.Location = loc
 	t, err := time.Parse(time.RFC3339Nano, r.From)
 	if err != nil {
 		return response{Error: "from: " + err.Error()}
@@ -80,6 +135,8 @@ func handle(r request) response {
 			return response{Error: err.Error()}
 		}
 		return response{}
+	case "offsets":
+		return offsets(r)
 	case "zone":
 		if _, err := time.LoadLocation(r.Zone); err != nil {
 			return response{Error: err.Error()}

@@ -278,7 +278,8 @@ function foldSeven(it: Item): string[] {
     end: 6,
     step: it.step,
   });
-  return hitsSeven ? [rest, "0"] : [rest];
+  // A range starting at 0 already contains Sunday.
+  return hitsSeven && it.start !== 0 ? [rest, "0"] : [rest];
 }
 
 /**

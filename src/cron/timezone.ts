@@ -25,7 +25,7 @@ export function validateTimezone(zone: string): ValidationIssue[] {
   if (zone.toLowerCase() === "local") {
     return [issue(zone, "local", `"${zone}" is not allowed; name an IANA zone such as "Europe/Berlin"`)];
   }
-  if (/^(UTC|GMT)?[+-]\d{1,2}(:?\d{2})?$/i.test(zone)) {
+  if (!GO_ZONE_NAMES.has(zone) && /^(UTC|GMT)?[+-]\d{1,2}(:?\d{2})?$/i.test(zone)) {
     return [
       issue(
         zone,

@@ -1,0 +1,302 @@
+import { describe, expect, it } from "vitest";
+import {
+  formatInZone,
+  nextRuns,
+  normalize,
+  validateSchedule,
+  validateTimezone,
+} from "../../src/cron/index.ts";
+import { zoneOffset } from "../../src/cron/zone.ts";
+import { GO_ZONE_NAMES } from "../../src/cron/zones.generated.ts";
+import { prng, randomExpression, randomJunk, randomStart, transitions } from "./generate.ts";
+import { type OracleRequest, oracleUnavailable, runOracle } from "./oracle.ts";
+
+// Differential test: our next-run times and validation against robfig/cron v3 itself, run the
+// way kube-controller-manager runs it (ParseStandard("TZ=<zone> <expr>"), Next from the last
+// result). See README.md in src/cron for the behaviour this pins down.
+
+const unavailable = oracleUnavailable();
+if (unavailable) console.warn(`skipping the robfig/cron differential test: ${unavailable}`);
+
+const ZONES = [
+  "UTC",
+  "America/New_York",
+  "America/Los_Angeles",
+  "America/St_Johns",
+  "America/Havana",
+  "America/Santiago",
+  "America/Sao_Paulo",
+  "America/Asuncion",
+  "Europe/London",
+  "Europe/Berlin",
+  "Europe/Dublin",
+  "Africa/Casablanca",
+  "Asia/Tehran",
+  "Asia/Beirut",
+  "Asia/Kolkata",
+  "Asia/Kathmandu",
+  "Australia/Sydney",
+  "Australia/Lord_Howe",
+  "Antarctica/Troll",
+  "Pacific/Chatham",
+  "Pacific/Apia",
+  "Pacific/Kiritimati",
+];
+
+const FROM = Date.UTC(2020, 0, 1);
+const TO = Date.UTC(2035, 11, 31);
+const RUNS = 5;
+
+const normalizeOffset = (s: string) => s.replace(/Z$/, "+00:00");
+
+/**
+ * Per zone, the first instant where Go's tzdata and Node's ICU data disagree on the UTC offset
+ * (Infinity when they agree over the test range). Past it a difference is the data's, not the
+ * algorithm's: such cases are counted and skipped, and the zones are printed.
+ */
+function dataCutoffs(zones: readonly string[], trans: Map<string, number[]>): Map<string, number> {
+  const answers = runOracle(
+    zones.map(
+      (zone): OracleRequest => ({
+        op: "offsets",
+        zone,
+        from: new Date(FROM).toISOString(),
+        to: new Date(TO + 40 * 86_400_000).toISOString(),
+      }),
+    ),
+  );
+  const out = new Map<string, number>();
+  zones.forEach((zone, i) => {
+    const go = answers[i]?.offsets ?? [];
+    const ours: [number, number][] = [
+      [FROM / 1000, zoneOffset(zone, FROM) / 1000],
+      ...(trans.get(zone) ?? []).map((t): [number, number] => [t / 1000, zoneOffset(zone, t) / 1000]),
+    ];
+    let cutoff = Number.POSITIVE_INFINITY;
+    for (let k = 0; k < Math.max(go.length, ours.length); k++) {
+      const a = go[k];
+      const b = ours[k];
+      if (!a || !b || a[0] !== b[0] || a[1] !== b[1]) {
+        cutoff = Math.min(a?.[0] ?? Number.POSITIVE_INFINITY, b?.[0] ?? Number.POSITIVE_INFINITY) * 1000;
+        break;
+      }
+    }
+    out.set(zone, cutoff);
+  });
+  return out;
+}
+
+interface Case {
+  expr: string;
+  zone: string;
+  from: Date;
+  count: number;
+}
+
+function compareNext(
+  cases: Case[],
+  cutoffs: Map<string, number>,
+): { mismatches: string[]; runs: number; dataSkipped: number } {
+  const answers = runOracle(
+    cases.map(
+      (c): OracleRequest => ({
+        op: "next",
+        expr: normalize(c.expr),
+        zone: c.zone,
+        from: c.from.toISOString(),
+        count: c.count,
+      }),
+    ),
+  );
+  const mismatches: string[] = [];
+  let runs = 0;
+  let dataSkipped = 0;
+  cases.forEach((c, i) => {
+    const want = answers[i]?.error
+      ? [`error: ${answers[i]?.error}`]
+      : (answers[i]?.times ?? []).map(normalizeOffset);
+    const dates = nextRuns(c.expr, c.zone, c.from, c.count);
+    const cutoff = cutoffs.get(c.zone) ?? Number.POSITIVE_INFINITY;
+    const lastWanted = Date.parse(answers[i]?.times?.at(-1) ?? "") || 0;
+    if (Math.max(lastWanted, dates.at(-1)?.getTime() ?? 0, c.from.getTime()) >= cutoff - 86_400_000) {
+      dataSkipped++;
+      return;
+    }
+    const got = dates.map((d) => formatInZone(d, c.zone));
+    runs += got.length;
+    if (JSON.stringify(got) !== JSON.stringify(want)) {
+      mismatches.push(
+        `${c.expr} | ${c.zone} | from ${c.from.toISOString()}\n  ours:   ${got.join(" ")}\n  robfig: ${want.join(" ")}`,
+      );
+    }
+  });
+  return { mismatches, runs, dataSkipped };
+}
+
+describe.skipIf(unavailable !== undefined)(
+  "next-run times equal robfig/cron v3 (kube-controller-manager)",
+  () => {
+    const trans = new Map(ZONES.map((z) => [z, transitions(z, FROM, TO + 40 * 86_400_000)]));
+    const cutoffs = dataCutoffs(ZONES, trans);
+    const differing = [...cutoffs].filter(([, c]) => Number.isFinite(c));
+    console.log(
+      `tzdata: Node ICU ${process.versions.tz} vs Go's; zones whose data differ (compared only before the difference): ${
+        differing.map(([z, c]) => `${z} from ${new Date(c).toISOString()}`).join(", ") || "none"
+      }`,
+    );
+
+    it("matches on every DST transition 2020-2035 of every zone, for schedules that straddle it", () => {
+      const exprs = [
+        "* * * * *",
+        "*/15 * * * *",
+        "30 * * * *",
+        "0 2 * * *",
+        "30 2 * * *",
+        "0 1 * * *",
+        "0,30 0-3 * * *",
+        "0 0 * * *",
+        "59 23 * * *",
+        "45 1-3 * * 0,7",
+      ];
+      const cases: Case[] = [];
+      for (const zone of ZONES) {
+        for (const t of trans.get(zone) ?? []) {
+          for (const expr of exprs) cases.push({ expr, zone, from: new Date(t - 3 * 3_600_000), count: 12 });
+        }
+      }
+      const started = performance.now();
+      const { mismatches, runs, dataSkipped } = compareNext(cases, cutoffs);
+      const transitionCount = [...trans.values()].reduce((n, ts) => n + ts.length, 0);
+      console.log(
+        `DST transitions: ${transitionCount} in ${ZONES.length} zones, ${cases.length} cases, ${runs} run times compared in ${Math.round(performance.now() - started)} ms, ${dataSkipped} skipped for tzdata differences, ${mismatches.length} mismatches`,
+      );
+      expect(mismatches.slice(0, 5)).toEqual([]);
+    });
+
+    it("matches for thousands of random expressions x zones x start times", () => {
+      const r = prng(20260522);
+      const cases: Case[] = [];
+      const exprs = new Set<string>();
+      let neverFires = 0;
+      while (exprs.size < 3000) {
+        const expr = randomExpression(r);
+        const issues = validateSchedule(expr);
+        if (issues.length > 0) {
+          // The generator writes only the accepted grammar; the sole legitimate refusal is a
+          // day-of-month that no chosen month has (robfig accepts it and never fires).
+          expect(issues.map((i) => i.rule)).toEqual(["never-fires"]);
+          neverFires++;
+          continue;
+        }
+        exprs.add(expr);
+      }
+      for (const expr of exprs) {
+        for (let k = 0; k < 5; k++) {
+          const zone = ZONES[Math.floor(r() * ZONES.length)] ?? "UTC";
+          cases.push({ expr, zone, from: randomStart(r, FROM, TO, trans.get(zone) ?? []), count: RUNS });
+        }
+      }
+      const started = performance.now();
+      const { mismatches, runs, dataSkipped } = compareNext(cases, cutoffs);
+      console.log(
+        `random: ${exprs.size} expressions (${neverFires} never-firing ones refused), ${ZONES.length} zones, ${cases.length} cases, ${runs} run times compared in ${Math.round(performance.now() - started)} ms, ${dataSkipped} skipped for tzdata differences, ${mismatches.length} mismatches`,
+      );
+      expect(mismatches.slice(0, 5)).toEqual([]);
+    });
+  },
+);
+
+// Where we refuse what robfig accepts, the spec is stricter; these are the documented rules.
+const STRICTER_RULES = new Set([
+  "names",
+  "question-mark",
+  "descriptor",
+  "timezone-in-schedule",
+  "step-base",
+  "step",
+  "syntax",
+  "never-fires",
+]);
+
+describe.skipIf(unavailable !== undefined)(
+  "validation agrees with robfig/cron v3 where the spec allows",
+  () => {
+    it("refuses everything robfig refuses (except day-of-week 7), and refuses more only by documented rules", () => {
+      const r = prng(7);
+      const inputs = new Set<string>();
+      while (inputs.size < 20000) inputs.add(randomJunk(r));
+      const list = [...inputs];
+      const accepted = list.filter((e) => validateSchedule(e).length === 0);
+      const answers = runOracle([
+        ...list.map((expr): OracleRequest => ({ op: "parse", expr })),
+        ...accepted.map((e): OracleRequest => ({ op: "parse", expr: normalize(e) })),
+      ]);
+      const problems: string[] = [];
+      const stricter = new Map<string, { count: number; sample: string }>();
+      list.forEach((expr, i) => {
+        const robfigError = answers[i]?.error;
+        const ours = validateSchedule(expr);
+        if (ours.length === 0 && robfigError && !/above maximum \(6\)/.test(robfigError)) {
+          problems.push(`we accept "${expr}", robfig refuses: ${robfigError}`);
+        }
+        if (ours.length > 0 && !robfigError) {
+          const rule = ours[0]?.rule ?? "";
+          if (!STRICTER_RULES.has(rule)) problems.push(`we refuse "${expr}" by ${rule}, robfig accepts it`);
+          const s = stricter.get(rule) ?? { count: 0, sample: expr };
+          s.count++;
+          stricter.set(rule, s);
+        }
+      });
+      accepted.forEach((e, i) => {
+        const err = answers[list.length + i]?.error;
+        if (err) problems.push(`robfig refuses normalize("${e}") = "${normalize(e)}": ${err}`);
+      });
+      console.log(
+        `validation: ${list.length} inputs, ${accepted.length} accepted by us; refused by us but accepted by robfig: ${[
+          ...stricter,
+        ]
+          .map(([rule, s]) => `${rule} ${s.count} (e.g. "${s.sample}")`)
+          .join(", ")}`,
+      );
+      expect(problems.slice(0, 10)).toEqual([]);
+    });
+
+    it("accepts a zone only if Go's time.LoadLocation (Kubernetes) does, and every IANA name both know", () => {
+      const names = new Set<string>([
+        ...GO_ZONE_NAMES,
+        ...Intl.supportedValuesOf("timeZone"),
+        ...[...GO_ZONE_NAMES].map((z) => z.toLowerCase()),
+        "Local",
+        "local",
+        "",
+        "+05:00",
+        "-03:30",
+        "UTC+5",
+        "GMT-2",
+        "US/Pacific-New",
+        "SystemV/AST4",
+        "Europe/../Berlin",
+        "../etc/passwd",
+        "/etc/localtime",
+        "Mars/Olympus_Mons",
+        "America/Argentina/ComodRivadavia",
+      ]);
+      const list = [...names];
+      const answers = runOracle(list.map((zone): OracleRequest => ({ op: "zone", zone })));
+      const problems: string[] = [];
+      const refusedGoAccepts: string[] = [];
+      list.forEach((zone, i) => {
+        const goOk = !answers[i]?.error;
+        const oursOk = validateTimezone(zone).length === 0;
+        if (oursOk && !goOk) problems.push(`we accept "${zone}", Go refuses: ${answers[i]?.error}`);
+        if (!oursOk && goOk) refusedGoAccepts.push(zone);
+      });
+      console.log(
+        `timezones: ${list.length} names checked, accepted by Go but refused by us: ${refusedGoAccepts.join(", ")}`,
+      );
+      expect(problems).toEqual([]);
+      // Kubernetes itself refuses "Local"; ICU has no "Factory" zone.
+      expect(refusedGoAccepts.sort()).toEqual(["", "Factory", "Local"].sort());
+    });
+  },
+);
