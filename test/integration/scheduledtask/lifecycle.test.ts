@@ -265,16 +265,11 @@ describe("ScheduledTask lifecycle", () => {
           },
         )
       ).stdout;
-    const statusWrite = async () =>
-      JSON.stringify(
-        (
-          (await getTask(ns.name, "steady"))?.metadata.managedFields as {
-            manager: string;
-            subresource?: string;
-            time: string;
-          }[]
-        ).find((m) => m.manager === "cronscale" && m.subresource === "status"),
-      );
+    type Managed = { manager: string; subresource?: string; time: string };
+    const statusWrite = async () => {
+      const fields = ((await getTask(ns.name, "steady"))?.metadata.managedFields ?? []) as Managed[];
+      return JSON.stringify(fields.find((m) => m.manager === "cronscale" && m.subresource === "status"));
+    };
     const [children, status] = [await rvs(), await statusWrite()];
     // Touching the task (not its spec) makes the controller look again.
     await kubectl(["annotate", "--overwrite", "stask", "steady", "poke=1"], { namespace: ns.name });
