@@ -1,0 +1,204 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { clusterEnv, hasClusterEnv, kubectl, parseEnvFile, waitFor } from "../../support/cluster.ts";
+import { type ImageName, loadImages } from "../../support/images.ts";
+
+// Shared by the add-on tests: which add-ons the cluster under test has (each test file skips,
+// saying why, when its add-on is missing — e.g. on a user's own cluster or a run without
+// CRONSCALE_TEST_ADDONS), the local images their pods use, and small pod/HTTP helpers.
+
+/** Names of the add-ons of hack/cluster/addons. */
+export type AddonName = "dns" | "ingress" | "cert-manager" | "metrics" | "custom-metrics" | "storage";
+
+async function exists(args: string[]): Promise<boolean> {
+  return (await kubectl(["get", ...args, "-o", "name"], { allowFailure: true, timeoutMs: 20_000 })).code === 0;
+}
+
+async function apiServiceAvailable(name: string): Promise<boolean> {
+  const r = await kubectl(
+    ["get", "apiservice", name, "-o", 'jsonpath={.status.conditions[?(@.type=="Available")].status}'],
+    { allowFailure: true, timeoutMs: 20_000 },
+  );
+  return r.code === 0 && r.stdout.trim() === "True";
+}
+
+/** An env file an add-on wrote to the local cluster's state dir, or undefined. */
+export function addonEnv(file: string): Record<string, string> | undefined {
+  if (!hasClusterEnv()) return undefined;
+  const path = join(clusterEnv().STATE_DIR, file);
+  return existsSync(path) ? parseEnvFile(readFileSync(path, "utf8")) : undefined;
+}
+
+/**
+ * Why the add-on's tests cannot run on the cluster under test, or undefined when they can. The
+ * tests also need the local cluster itself (its images, loopback ports, state dir).
+ */
+export async function missingAddon(name: AddonName): Promise<string | undefined> {
+  if (!hasClusterEnv()) {
+    return `add-on ${name}: the cluster under test was not made by hack/cluster/up.sh (no local images or state dir)`;
+  }
+  const hint = `(start the suite with CRONSCALE_TEST_ADDONS=platform or ${name})`;
+  let ok: boolean;
+  switch (name) {
+    case "dns":
+      ok = await exists(["service", "kube-dns", "-n", "kube-system"]);
+      break;
+    case "ingress":
+      ok = addonEnv("ingress.env") !== undefined;
+      break;
+    case "cert-manager":
+      ok = await exists(["clusterissuer.cert-manager.io", "cronscale-ca"]);
+      break;
+    case "metrics":
+      ok = await apiServiceAvailable("v1beta1.metrics.k8s.io");
+      break;
+    case "custom-metrics":
+      ok = addonEnv("custom-metrics.env") !== undefined && (await apiServiceAvailable("v1beta2.custom.metrics.k8s.io"));
+      break;
+    case "storage":
+      ok = await exists(["storageclass", "local-path"]);
+      break;
+  }
+  return ok ? undefined : `add-on ${name} is not in the cluster under test ${hint}`;
+}
+
+/** missingAddon over several add-ons: the first reason, printed, or undefined. */
+export async function skipReason(...names: AddonName[]): Promise<string | undefined> {
+  for (const n of names) {
+    const reason = await missingAddon(n);
+    if (reason) {
+      process.stderr.write(`skipping: ${reason}\n`);
+      return reason;
+    }
+  }
+  return undefined;
+}
+
+/** Loads local images into the real node and returns their refs by name. */
+export function nodeImages<N extends ImageName>(...names: N[]): Record<N, string> {
+  const refs = loadImages(names, clusterEnv().CONTAINERD_ADDRESS);
+  return Object.fromEntries(names.map((n, i) => [n, refs[i]])) as Record<N, string>;
+}
+
+/**
+ * A small Python HTTP server for pods: answers `<body> <hostname> <path>`; `/burn?ms=N` burns
+ * CPU for N ms first (the load the CPU HPA test creates). Threaded, so concurrent load uses
+ * more than one core.
+ */
+export const webServerPy = `
+import http.server, os, socket, time, urllib.parse
+BODY = os.environ.get("BODY", "hello")
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        u = urllib.parse.urlparse(self.path)
+        ms = int(urllib.parse.parse_qs(u.query).get("ms", ["0"])[0])
+        end = time.thread_time() + ms / 1000
+        while time.thread_time() < end:
+            pass
+        out = f"{BODY} {socket.gethostname()} {u.path}\\n".encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+    def log_message(self, *a):
+        pass
+http.server.ThreadingHTTPServer(("", 8080), H).serve_forever()
+`;
+
+/** Pod-level security settings every test pod uses (non-root, no privileges). */
+export const securityContext = {
+  runAsNonRoot: true,
+  runAsUser: 65532,
+  seccompProfile: { type: "RuntimeDefault" },
+};
+
+/** The container-level counterpart of securityContext. */
+export const containerSecurity = { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } };
+
+/** A Deployment + Service (port 80 -> 8080) running webServerPy with `body`. */
+export function webApp(name: string, image: string, body: string, extra: { cpu?: string } = {}): object[] {
+  const labels = { app: name };
+  return [
+    {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name, labels },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels },
+          spec: {
+            securityContext,
+            terminationGracePeriodSeconds: 1,
+            containers: [
+              {
+                name: "web",
+                image,
+                imagePullPolicy: "Never",
+                command: ["python3", "-c", webServerPy],
+                env: [{ name: "BODY", value: body }],
+                ports: [{ containerPort: 8080 }],
+                readinessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 1 },
+                securityContext: containerSecurity,
+                resources: extra.cpu ? { requests: { cpu: extra.cpu }, limits: { cpu: "1" } } : undefined,
+              },
+            ],
+          },
+        },
+      },
+    },
+    {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name, labels },
+      spec: { selector: labels, ports: [{ name: "http", port: 80, targetPort: 8080 }] },
+    },
+  ];
+}
+
+/** Applies objects (server-side) in the namespace. */
+export async function apply(namespace: string, objects: object[]): Promise<void> {
+  const input = objects.map((o) => JSON.stringify(o)).join("\n");
+  await kubectl(["apply", "--server-side", "-f", "-"], { namespace, input });
+}
+
+/** Waits until the Deployment has `replicas` ready replicas. */
+export async function deploymentReady(namespace: string, name: string, timeoutMs = 120_000): Promise<void> {
+  await kubectl(["rollout", "status", `deployment/${name}`, `--timeout=${Math.round(timeoutMs / 1000)}s`], {
+    namespace,
+    timeoutMs: timeoutMs + 10_000,
+  });
+}
+
+/** Runs a one-off pod with `command` to completion and returns its logs (throws on failure). */
+export async function runPod(namespace: string, name: string, image: string, command: string[]): Promise<string> {
+  const pod = {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name },
+    spec: {
+      restartPolicy: "Never",
+      securityContext,
+      terminationGracePeriodSeconds: 1,
+      containers: [{ name: "main", image, imagePullPolicy: "Never", command, securityContext: containerSecurity }],
+    },
+  };
+  await apply(namespace, [pod]);
+  const phase = await waitFor(
+    async () => {
+      const r = await kubectl(["get", "pod", name, "-o", "jsonpath={.status.phase}"], { namespace });
+      return r.stdout === "Succeeded" || r.stdout === "Failed" ? r.stdout : undefined;
+    },
+    { timeoutMs: 120_000, what: `pod ${name} to finish` },
+  );
+  const logs = (await kubectl(["logs", name], { namespace })).stdout;
+  if (phase !== "Succeeded") throw new Error(`pod ${name} failed: ${logs}`);
+  return logs;
+}
+
+/** The replica count of a Deployment's status. */
+export async function replicas(namespace: string, name: string): Promise<number> {
+  const r = await kubectl(["get", "deployment", name, "-o", "jsonpath={.status.replicas}"], { namespace });
+  return Number(r.stdout || "0");
+}
