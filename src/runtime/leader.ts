@@ -70,7 +70,11 @@ export class LeaderElector {
    * the loop runs again, and a standby may already lead; this check fences writes meanwhile.
    */
   isLeader(): boolean {
-    return this.leader && !this.stopped && this.o.clock.now().getTime() - this.lastRenewMs <= this.o.renewDeadlineMs;
+    return (
+      this.leader &&
+      !this.stopped &&
+      this.o.clock.now().getTime() - this.lastRenewMs <= this.o.renewDeadlineMs
+    );
   }
 
   /** Starts campaigning in the background. */

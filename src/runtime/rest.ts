@@ -67,7 +67,15 @@ export class KubeTransport extends KubernetesObjectApi {
     // connections (and TLS sessions) are reused across requests.
     this.dispatcher ??= ctx.getDispatcher();
     if (this.dispatcher) ctx.setDispatcher(this.dispatcher as never);
-    const res = await this.configuration.httpApi.send(ctx).toPromise();
+    let res: Awaited<ReturnType<ReturnType<typeof this.configuration.httpApi.send>["toPromise"]>>;
+    try {
+      res = await this.configuration.httpApi.send(ctx).toPromise();
+    } catch (err) {
+      // undici reports "fetch failed" and hides the reason (ECONNREFUSED, reset, ...) in `cause`.
+      const cause = (err as { cause?: { message?: string; code?: string } }).cause;
+      const why = cause?.code ?? cause?.message ?? (err as Error).message;
+      throw new Error(`${method} ${path}: ${why}`, { cause: err });
+    }
     const text = await res.body.text();
     let parsed: unknown;
     try {
