@@ -83,9 +83,9 @@ const ControllersSchema = z.object({
         .number()
         .int()
         .min(1024)
-        .max(262144)
+        .max(65536)
         .default(65536)
-        .describe("Most characters of console output kept per execution"),
+        .describe("Most characters of console output kept per execution (the CRD allows at most 65536)"),
     })
     .catchall(z.unknown())
     .prefault({}),
