@@ -102,6 +102,17 @@ const JUNK_TOKENS = [
 
 /** A random string that is often almost a cron expression, for the validation comparison. */
 export function randomJunk(r: Rand): string {
+  // Half are valid expressions with one field replaced or one item appended, so both "we
+  // accept" and "we refuse" get thousands of inputs.
+  if (r() < 0.5) {
+    const fields = randomExpression(r).split(" ");
+    const i = int(r, 0, 4);
+    const junk = pick(r, JUNK_TOKENS);
+    const roll = r();
+    if (roll < 0.3) fields[i] = junk;
+    else if (roll < 0.6) fields[i] = `${fields[i]},${junk}`;
+    return fields.join(" ");
+  }
   const specials = ["@hourly", "@daily", "@every 5m", "@reboot", "", "   ", "TZ=UTC * * * * *"];
   if (r() < 0.03) return pick(r, specials);
   const nFields = r() < 0.85 ? 5 : int(r, 1, 7);

@@ -70,7 +70,16 @@ func offsets(r request) response {
 		if end.IsZero() {
 			break
 		}
+		if !end.After(t) {
+			// Go 1.26's ZoneBounds returns a period ending where it starts at the year boundary
+			// of rule-based (TZ string) zone data; step past it.
+			t = t.Add(time.Second)
+			continue
+		}
 		t = end.In(loc)
+		if t.After(to) {
+			break
+		}
 		if _, o := t.Zone(); o != off {
 			off = o
 			out.Offsets = append(out.Offsets, [2]int64{t.Unix(), int64(o)})
