@@ -89,12 +89,14 @@ const F = "self.findAll('[^ \\\\t]+')";
 // Never-fires (a day-of-month that no chosen month has, with day-of-week `*`), for the forms CEL
 // can decide cheaply: day-of-month items that are values or step-less ranges (their first day is
 // the smallest), and months that are plain values. Other forms are left to the operator's check.
+// Written without nested loops over the fields to keep the CEL cost estimate small.
 const NEVER_FIRES =
   `${F}[2].matches('^[0-9,-]+$') && ${F}[3].matches('^[0-9,]+$')` +
   ` && ${F}[4].split(',').exists(i, i == '*' || i.matches('^\\\\*/0*1$'))` +
   ` && ${F}[2].split(',').all(d, int(d.split('-')[0]) >= 30)` +
-  ` && ${F}[3].split(',').all(m, int(m) == 2 || ([4, 6, 9, 11].exists(x, x == int(m))` +
-  ` && ${F}[2].split(',').all(d, int(d.split('-')[0]) == 31)))`;
+  ` && (${F}[3].split(',').all(m, int(m) == 2)` +
+  ` || (${F}[2].split(',').all(d, int(d.split('-')[0]) == 31)` +
+  ` && ${F}[3].split(',').all(m, [2, 4, 6, 9, 11].exists(x, x == int(m)))))`;
 
 function cel(re: string): string {
   return re.replaceAll("\\", "\\\\");
