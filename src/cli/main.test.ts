@@ -1,6 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { checkScheduleShape } from "../api/v1alpha1/schedule-rules.ts";
 
 // The CLI as users run it: the package bin in a child process of the same Node.
 
@@ -63,11 +64,13 @@ describe("cronscale next-runs", { timeout: 60_000 }, () => {
     expect(r.out).toBe("2026-11-08T09:00:00+00:00\n2026-11-15T09:00:00+00:00\n");
   });
 
-  it("prints the admission error for an invalid schedule and exits 1", () => {
+  it("prints the error kubectl apply gives for an invalid schedule, then the precise reason, and exits 1", () => {
     const r = cronscale("next-runs", "0 0 * * 8");
     expect(r.code).toBe(1);
     expect(r.out).toBe("");
-    expect(r.err).toBe("spec.schedule: day-of-week value 8 is out of range 0-7\n");
+    expect(r.err).toBe(
+      `${checkScheduleShape("0 0 * * 8")}\nspec.schedule: day-of-week value 8 is out of range 0-7\n`,
+    );
   });
 
   it("prints the admission error for an unknown zone and exits 1", () => {

@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { checkScheduleShape } from "../api/v1alpha1/schedule-rules.ts";
 import { formatInZone, nextRuns, validateSchedule, validateTimezone } from "../cron/index.ts";
 
 const USAGE = `usage: cronscale next-runs '<expr>' [--timezone <zone>] [--from <ISO time>] [--count N]
@@ -42,6 +43,10 @@ export function nextRunsCommand(argv: string[], io: CliIO): number {
   const zone = values.timezone ?? "UTC";
   const issues = [...validateSchedule(expr), ...validateTimezone(zone)];
   if (issues.length > 0) {
+    // First the words `kubectl apply` prints (the CRD's CEL rule for the schedule), then the
+    // cron module's precise reason, which the operator also puts in the task's condition.
+    const applyMessage = checkScheduleShape(expr);
+    if (applyMessage && !issues.some((i) => i.message === applyMessage)) io.err(applyMessage);
     for (const i of issues) io.err(i.message);
     return 1;
   }
