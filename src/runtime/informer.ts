@@ -148,6 +148,8 @@ export class Informer<T extends KubeObject = KubeObject> {
         const end = await this.watchOnce();
         if (this.stopped) break;
         if (end.kind === "closed") {
+          // The server ending a watch at its timeout shows the connection was alive.
+          this.touch();
           // A watch the server closes at once with nothing delivered must not become a hot loop.
           const quick = this.clock.now().getTime() - startedMs < 1000 && this.stats.events === eventsBefore;
           if (quick) await this.clock.sleep(this.retry.when("all"), this.stopCtl.signal);
