@@ -25,7 +25,7 @@ go_env() {
 builder_bin() {
   go_env
   local src="$IMAGES_DIR/builder" key bin
-  key=$( (cd "$src" && cat go.mod ./*.go; go version) | sha256sum | cut -c1-16)
+  key=$( (cd "$src" && cat go.mod $(ls ./*.go | grep -v _test.go); go version) | sha256sum | cut -c1-16)
   bin="$IMAGES_CACHE/bin/builder-$key"
   if [ ! -x "$bin" ]; then
     mkdir -p "$IMAGES_CACHE/bin"
@@ -193,7 +193,7 @@ apt_inputs() {
 # Excluded: parts of Debian's essential set a container never runs (the package manager, perl,
 # init integration, debconf) and the awks a base-files dependency would take besides mawk.
 BASE_DEB_EXCLUDES="dpkg perl perl-base perl-modules-5.36 libperl5.36 usrmerge usr-is-merged init-system-helpers install-info gawk original-awk libelogind0 debconf cdebconf adduser ucf lsb-base sysvinit-utils"
-BASE_DEBS=(bash coreutils procps grep sed findutils gzip tar mawk netbase tzdata)
+BASE_DEBS=(bash coreutils procps grep sed findutils gzip tar mawk netbase tzdata libc-bin)
 
 # base_inputs — the resolved .debs of the base layer.
 base_inputs() { apt_inputs "$BASE_DEB_EXCLUDES" "${BASE_DEBS[@]}"; }

@@ -4,7 +4,7 @@
 # and stderr reach the logs in order.
 
 PYTHON_DEBS=(python3)
-# (tzdata, which zoneinfo reads, is in the base layer.)
+# (tzdata, which zoneinfo reads, and the C.UTF-8 locale are in the base layer.)
 PYTHON_EXCLUDES=""
 
 recipe_inputs() { base_inputs; extra_deb_inputs "$PYTHON_EXCLUDES" "${PYTHON_DEBS[@]}"; }
