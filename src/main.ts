@@ -1,0 +1,56 @@
+// The operator process: config → logger → client → manager (informers, controllers, leader
+// election, probes) → signals. Wiring only; behaviour lives in the controllers and the runtime.
+
+import { loadConfig } from "./config.ts";
+import {
+  registerScheduledTaskControllers,
+  taskControllerConfigFrom,
+} from "./controllers/scheduledtask/index.ts";
+import { KubePodLogReader } from "./controllers/taskexecution/logs.ts";
+import { createLogger } from "./log.ts";
+import { createKubeManager, loadKubeConfig } from "./runtime/kube.ts";
+
+/** Starts the operator and resolves with the process exit code once it has stopped. */
+export async function runOperator(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const cfg = loadConfig(argv, env);
+  const log = createLogger({ level: cfg.logLevel });
+  const kc = loadKubeConfig(cfg.kubeconfig || undefined);
+  const le = cfg.leaderElection;
+  const manager = createKubeManager(kc, {
+    log,
+    namespace: cfg.namespace,
+    http: { host: cfg.httpHost, port: cfg.httpPort },
+    leaderElection: le.enabled
+      ? {
+          namespace: le.namespace,
+          name: le.name,
+          identity: le.identity,
+          leaseDurationMs: le.leaseDurationSeconds * 1000,
+          renewDeadlineMs: le.renewDeadlineSeconds * 1000,
+          retryPeriodMs: le.retryPeriodSeconds * 1000,
+        }
+      : false,
+    shutdownTimeoutMs: cfg.shutdownTimeoutSeconds * 1000,
+  });
+  registerScheduledTaskControllers(manager, {
+    config: taskControllerConfigFrom(cfg.controllers),
+    logs: new KubePodLogReader(kc),
+    workers: cfg.workers,
+  });
+  log.info(
+    { namespace: cfg.namespace || "(all)", leaderElection: le.enabled, port: cfg.httpPort },
+    "starting operator",
+  );
+  return manager.runUntilSignal();
+}
+
+// Run when executed directly (node src/main.ts / node dist/main.js), not when imported.
+if (import.meta.main) {
+  runOperator(process.argv.slice(2), process.env).then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      process.stderr.write(`cronscale: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}
