@@ -9,7 +9,7 @@ import {
 import { zoneOffset } from "../../src/cron/zone.ts";
 import { GO_ZONE_NAMES } from "../../src/cron/zones.generated.ts";
 import { prng, randomExpression, randomJunk, randomStart, transitions } from "./generate.ts";
-import { type OracleRequest, oracleUnavailable, runOracle } from "./oracle.ts";
+import { type OracleRequest, oracleUnavailable, oracleZoneNames, runOracle } from "./oracle.ts";
 
 // Differential test: our next-run times and validation against robfig/cron v3 itself, run the
 // way kube-controller-manager runs it (ParseStandard("TZ=<zone> <expr>"), Next from the last
@@ -197,7 +197,7 @@ describe.skipIf(unavailable !== undefined)(
         exprs.add(expr);
       }
       for (const expr of exprs) {
-        for (let k = 0; k < 5; k++) {
+        for (let k = 0; k < 8; k++) {
           const zone = ZONES[Math.floor(r() * ZONES.length)] ?? "UTC";
           cases.push({ expr, zone, from: randomStart(r, FROM, TO, trans.get(zone) ?? []), count: RUNS });
         }
@@ -266,6 +266,10 @@ describe.skipIf(unavailable !== undefined)(
           .join(", ")}`,
       );
       expect(problems.slice(0, 10)).toEqual([]);
+    });
+
+    it("zones.generated.ts lists exactly Go's tzdata zone names (else run hack/cron-oracle/gen-zones.sh)", () => {
+      expect([...GO_ZONE_NAMES].sort()).toEqual(oracleZoneNames().sort());
     });
 
     it("accepts a zone only if Go's time.LoadLocation (Kubernetes) does, and every IANA name both know", () => {

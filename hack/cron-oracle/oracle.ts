@@ -61,3 +61,10 @@ export function runOracle(requests: OracleRequest[]): OracleResponse[] {
   }
   return lines.map((l) => JSON.parse(l) as OracleResponse);
 }
+
+/** Zone names in the oracle's Go tzdata (what hack/cron-oracle/gen-zones.sh writes out). */
+export function oracleZoneNames(): string[] {
+  return execFileSync(oraclePath(), ["-list-zones"], { encoding: "utf8", env: oracleEnv() })
+    .split("\n")
+    .filter((l) => l !== "");
+}
