@@ -62,8 +62,8 @@ describe("operator process", () => {
       { what: "reconcile counter" },
     );
     expect(metrics).toMatch(/workqueue_depth\{controller="mirror",name="mirror"\} \d+/);
-    expect(metrics).toContain(
-      'controller_runtime_reconcile_time_seconds_bucket{le="0.005",controller="mirror"}',
+    expect(metrics).toMatch(
+      /controller_runtime_reconcile_time_seconds_bucket\{[^}]*controller="mirror"[^}]*\} \d+/,
     );
     expect(metrics).toMatch(/cronscale_informer_last_event_timestamp_seconds\{resource="v1\/ConfigMap"\} \d/);
     expect(metrics).toContain("process_cpu_seconds_total");
