@@ -98,6 +98,14 @@ describe("nextRuns equals the Kubernetes CronJob scheduler (robfig/cron v3)", ()
     ]);
   });
 
+  it("treats an explicit full range 0-6 as a restriction, so `0 0 1 * 0-6` runs every day", () => {
+    expect(runs("0 0 1 * 0-6", "UTC", "2026-11-01T00:00:00Z", 3)).toEqual([
+      "2026-11-02T00:00:00+00:00",
+      "2026-11-03T00:00:00+00:00",
+      "2026-11-04T00:00:00+00:00",
+    ]);
+  });
+
   it("finds leap days, and gives up after five years like robfig (zero time → no run)", () => {
     expect(runs("0 0 29 2 *", "UTC", "2026-11-01T00:00:00Z", 2)).toEqual([
       "2028-02-29T00:00:00+00:00",
