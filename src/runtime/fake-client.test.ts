@@ -135,3 +135,29 @@ describe("FakeKubeClient", () => {
     expect(seen).toEqual(["ADDED t", "MODIFIED t", "DELETED t"]);
   });
 });
+
+describe("FakeKubeClient apply semantics", () => {
+  it("removes data keys, fields and labels a later apply no longer carries, keeping others' labels", async () => {
+    const c = new FakeKubeClient();
+    const base = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "m", namespace: "ns" } };
+    await c.apply({
+      ...base,
+      metadata: { ...base.metadata, labels: { a: "1", b: "2" } },
+      data: { x: "1", y: "2" },
+      binaryData: { z: "AA==" },
+    });
+    const live = (await c.get("v1", "ConfigMap", "ns", "m"))!;
+    await c.replace({
+      ...live,
+      metadata: { ...live.metadata, labels: { ...live.metadata.labels, theirs: "t" } },
+    });
+    const after = await c.apply({
+      ...base,
+      metadata: { ...base.metadata, labels: { a: "1" } },
+      data: { x: "1" },
+    });
+    expect(after.data).toEqual({ x: "1" });
+    expect(after.binaryData).toBeUndefined();
+    expect(after.metadata.labels).toEqual({ a: "1", theirs: "t" });
+  });
+});

@@ -45,39 +45,22 @@ function specPart(o: KubeObject): unknown {
   return rest;
 }
 
-/** Merges `patch` into `base` the way an apply by a single manager would for maps; lists are replaced. */
-function mergeApplied(base: unknown, patch: unknown): unknown {
-  if (
-    patch &&
-    base &&
-    typeof patch === "object" &&
-    typeof base === "object" &&
-    !Array.isArray(patch) &&
-    !Array.isArray(base)
-  ) {
-    const out: Record<string, unknown> = { ...(base as Record<string, unknown>) };
-    for (const [k, v] of Object.entries(patch as Record<string, unknown>)) {
-      out[k] = v === null ? undefined : mergeApplied(out[k], v);
-      if (out[k] === undefined) delete out[k];
-    }
-    return out;
-  }
-  return clone(patch);
-}
-
 /**
  * In-memory KubeClient for unit tests. It assigns uid/resourceVersion/generation like a server,
  * records every write, evaluates label selectors, garbage-collects dependents by ownerReference,
  * honours finalizers, and can notify subscribers like a watch.
  *
- * Apply semantics: metadata maps and the object body are merged; `spec` is replaced as a whole,
- * which is what a single field manager applying its full intent amounts to.
+ * Apply semantics approximate server-side apply by one field manager: top-level fields sent are
+ * replaced whole, fields sent before and now omitted are removed, labels and annotations merge
+ * with others' keys while ours follow the latest apply.
  */
 export class FakeKubeClient implements KubeClient {
   readonly writes: RecordedWrite[] = [];
   injectError: ErrorInjector | undefined;
   private readonly store = new Map<string, Map<string, KubeObject>>();
   private readonly listeners = new Set<(e: FakeEvent) => void>();
+  /** What our apply last set per object, to remove fields an apply no longer carries. */
+  private readonly applied = new Map<string, { fields: string[]; labels: string[]; annotations: string[] }>();
   private rv = 1000;
   private uid = 0;
   private readonly clock: Clock;
@@ -146,16 +129,40 @@ export class FakeKubeClient implements KubeClient {
     const key = objKey(obj.metadata.namespace, obj.metadata.name);
     const bucket = this.bucket(obj.apiVersion, obj.kind);
     const live = bucket.get(key);
-    const { status: _s, ...body } = clone(obj);
+    const { status: _s, metadata, ...body } = clone(obj);
+    const owned = this.applied.get(this.ownedKey(obj)) ?? { fields: [], labels: [], annotations: [] };
     let next: KubeObject;
     if (live) {
-      const { spec, ...rest } = body;
-      next = mergeApplied(live, rest) as KubeObject;
-      if (spec !== undefined) next.spec = clone(spec);
+      // Like SSA by our single manager: fields we set are replaced whole, fields we set before
+      // and no longer send are removed, others' fields (and labels) stay.
+      next = clone(live);
+      for (const f of owned.fields) if (!(f in body)) delete next[f];
+      Object.assign(next, body);
+      const meta = next.metadata;
+      for (const m of ["labels", "annotations"] as const) {
+        const merged: Record<string, string> = { ...(meta[m] ?? {}) };
+        for (const k of owned[m]) if (!metadata[m] || !(k in metadata[m])) delete merged[k];
+        Object.assign(merged, metadata[m] ?? {});
+        if (Object.keys(merged).length) meta[m] = merged;
+        else delete meta[m];
+      }
+      for (const f of ["ownerReferences", "finalizers"] as const) {
+        if (metadata[f] !== undefined) meta[f] = metadata[f] as never;
+      }
     } else {
-      next = body as KubeObject;
+      next = { ...body, metadata } as KubeObject;
     }
-    return this.commit<T>("apply", bucket, key, live, next);
+    const result = await this.commit<T>("apply", bucket, key, live, next);
+    this.applied.set(this.ownedKey(obj), {
+      fields: Object.keys(body).filter((f) => f !== "apiVersion" && f !== "kind"),
+      labels: Object.keys(metadata.labels ?? {}),
+      annotations: Object.keys(metadata.annotations ?? {}),
+    });
+    return result;
+  }
+
+  private ownedKey(o: KubeObject): string {
+    return `${typeKey(o.apiVersion, o.kind)}|${objKey(o.metadata.namespace, o.metadata.name)}`;
   }
 
   async applyStatus<T extends KubeObject>(obj: KubeObject) {
