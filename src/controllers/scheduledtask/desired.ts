@@ -203,7 +203,10 @@ export function desiredJobSpec(
 ): Record<string, unknown> {
   return {
     backoffLimit: spec.retries,
-    activeDeadlineSeconds: spec.timeoutSeconds + config.startupAllowanceSeconds,
+    activeDeadlineSeconds:
+      spec.timeoutSeconds +
+      config.startupAllowanceSeconds +
+      LANGUAGE_RUNTIMES[spec.language].extraStartupSeconds,
     ttlSecondsAfterFinished: config.jobTtlSecondsAfterFinished,
     template: desiredPodTemplate(task, spec, config, trigger),
   };

@@ -21,7 +21,16 @@ export interface LanguageRuntime {
   command(timeoutSeconds: number): string[];
   /** Extra environment (before the user's, so users may override). */
   env: { name: string; value: string }[];
+  /** Start-up seconds this language needs beyond the configured allowance (Go compiles first). */
+  extraStartupSeconds: number;
 }
+
+/**
+ * Where a Go image may ship a pre-built build cache (the standard library compiled with the flags
+ * below); copied into the writable GOCACHE before compiling, it turns ~15 CPU-seconds of
+ * compiling the standard library into about one. Optional: without it Go still works, slower.
+ */
+export const GO_CACHE_SEED = "/usr/local/go/cronscale-cache-seed";
 
 function killAfter(timeoutSeconds: number, argv: string[]): string[] {
   return ["timeout", "-s", "KILL", String(timeoutSeconds), ...argv];
@@ -33,6 +42,7 @@ export const LANGUAGE_RUNTIMES: Record<TaskLanguage, LanguageRuntime> = {
     file: "script.sh",
     command: (t) => killAfter(t, ["bash", `${SCRIPT_DIR}/script.sh`]),
     env: [],
+    extraStartupSeconds: 0,
   },
   Python: {
     file: "script.py",
@@ -42,6 +52,7 @@ export const LANGUAGE_RUNTIMES: Record<TaskLanguage, LanguageRuntime> = {
       { name: "PYTHONDONTWRITEBYTECODE", value: "1" },
       { name: "PYTHONUNBUFFERED", value: "1" },
     ],
+    extraStartupSeconds: 0,
   },
   Go: {
     file: "main.go",
@@ -49,7 +60,8 @@ export const LANGUAGE_RUNTIMES: Record<TaskLanguage, LanguageRuntime> = {
     command: (t) => [
       "sh",
       "-c",
-      `go build -o ${WORK_DIR}/task ${SCRIPT_DIR}/main.go && exec timeout -s KILL ${t} ${WORK_DIR}/task`,
+      `mkdir -p "$GOCACHE" && { [ ! -d ${GO_CACHE_SEED} ] || cp -r ${GO_CACHE_SEED}/. "$GOCACHE"/; } && ` +
+        `go build -o ${WORK_DIR}/task ${SCRIPT_DIR}/main.go && exec timeout -s KILL ${t} ${WORK_DIR}/task`,
     ],
     env: [
       { name: "GOCACHE", value: `${WORK_DIR}/.cache/go-build` },
@@ -58,6 +70,8 @@ export const LANGUAGE_RUNTIMES: Record<TaskLanguage, LanguageRuntime> = {
       { name: "GOTELEMETRY", value: "off" },
       { name: "CGO_ENABLED", value: "0" },
     ],
+    // Compiling the standard library from a cold cache takes ~15 CPU-seconds: a minute on Micro.
+    extraStartupSeconds: 180,
   },
   Bun: {
     file: "script.ts",
@@ -67,5 +81,6 @@ export const LANGUAGE_RUNTIMES: Record<TaskLanguage, LanguageRuntime> = {
       { name: "BUN_INSTALL_CACHE_DIR", value: `${WORK_DIR}/.bun-cache` },
       { name: "DO_NOT_TRACK", value: "1" },
     ],
+    extraStartupSeconds: 0,
   },
 };
