@@ -82,6 +82,12 @@ export const PlatformReason = {
   HealthCheckFailed: "HealthCheckFailed",
   /** The PVC was expanded to the plan's size. */
   Expanded: "Expanded",
+  /** The PVC was asked to grow and the resize is underway. */
+  Expanding: "Expanding",
+  /** No health check has run yet. */
+  HealthCheckPending: "HealthCheckPending",
+  /** No spec.tls and no default issuer in the operator config: served without TLS. */
+  NoIssuer: "NoIssuer",
   /** The StorageClass does not allow volume expansion; the volume keeps its size. */
   ExpansionNotSupported: "ExpansionNotSupported",
   /** A child's name is taken by an object the platform does not own. */

@@ -1,7 +1,8 @@
 import { z } from "zod";
+import type { KubeObject } from "../../runtime/types.ts";
 import { PLATFORM_PLANS } from "../plans.ts";
 import { conditionsSchema, hostname, objectName, observedGenerationSchema, timestamp } from "./common.ts";
-import { defineKind, type ResourceOf } from "./kind.ts";
+import { defineKind } from "./kind.ts";
 import {
   emailSchema,
   localizationSchema,
@@ -207,13 +208,16 @@ export const PLATFORM_STEPS = [
 ] as const;
 export type PlatformStep = (typeof PLATFORM_STEPS)[number];
 export const PLATFORM_PHASES = ["Provisioning", "Running", "Updating", "Stopped", "Failed"] as const;
-export const STEP_STATES = ["Pending", "InProgress", "Done", "Failed"] as const;
+/** Skipped: a step that does not apply and does not block the rest (TLS without cert-manager or issuer). */
+export const STEP_STATES = ["Pending", "InProgress", "Done", "Skipped", "Failed"] as const;
 export const SCALING_TRIGGERS = ["CPU", "Memory", "RequestQueueLength", "ResponseTime"] as const;
 
 const stepSchema = z
   .object({
     name: z.enum(PLATFORM_STEPS).describe("Step name."),
-    state: z.enum(STEP_STATES).describe("Pending, InProgress, Done or Failed."),
+    state: z
+      .enum(STEP_STATES)
+      .describe("Pending, InProgress, Done, Skipped (not applicable, not blocking) or Failed."),
     startedAt: timestamp("When the step started.").optional(),
     finishedAt: timestamp("When the step finished.").optional(),
     message: z.string().max(1024).optional().describe("What the step is waiting on, or why it failed."),
@@ -271,13 +275,23 @@ export const scalePlatformStatusSchema = z
       .min(0)
       .max(100)
       .optional()
-      .describe("Share of the operator's health checks that passed."),
+      .describe("Share of the operator's health checks that passed since uptimeSince (while not stopped)."),
     lastRestartTime: timestamp("When an app pod last (re)started.").optional(),
+    uptimeSince: timestamp("Start of the uptime measurement (the first counted health check).").optional(),
+    deployedTime: timestamp(
+      "When the platform first reached Running (end of the deployment sequence).",
+    ).optional(),
     healthCheck: z
       .object({
-        status: z.enum(["Healthy", "Unhealthy", "Unknown"]).describe("Result of the last health check."),
-        lastCheckTime: timestamp("When the last health check ran.").optional(),
-        latencyMs: z.int().min(0).optional().describe("Response time of the last check in ms."),
+        status: z.enum(["Healthy", "Unhealthy", "Unknown"]).describe("Result of the latest health check."),
+        lastTransitionTime: timestamp(
+          "When the result last changed (checks run periodically; an unchanged result is not rewritten).",
+        ).optional(),
+        url: z
+          .string()
+          .max(2048)
+          .optional()
+          .describe("What the operator checked (Service or pod address and path)."),
         message: z.string().max(1024).optional().describe("Details of a failed check."),
       })
       .optional()
@@ -323,4 +337,5 @@ export const scalePlatformKind = defineKind({
 
 export type ScalePlatformSpec = z.output<typeof scalePlatformSpecSchema>;
 export type ScalePlatformStatus = z.output<typeof scalePlatformStatusSchema>;
-export type ScalePlatform = ResourceOf<typeof scalePlatformKind>;
+/** A ScalePlatform as read from the API server. */
+export type ScalePlatform = KubeObject & { spec: ScalePlatformSpec; status?: ScalePlatformStatus };

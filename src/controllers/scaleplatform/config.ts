@@ -1,0 +1,125 @@
+import { z } from "zod";
+import { DEFAULT_REQUEST_FRACTION } from "../../api/plans.ts";
+
+// Operator settings of the ScalePlatform controller. They arrive through the operator config's
+// `controllers.scalePlatform` section (src/config.ts keeps it open), so every field here is
+// settable by flag or env, e.g. CRONSCALE_CONTROLLERS__SCALE_PLATFORM__IMAGES__PLATFORM=ref or
+// --controllers.scale-platform.health-check.target=pod.
+
+const int = (def: number, min: number, what: string) =>
+  z.coerce.number().int().min(min).default(def).describe(what);
+
+/** Monthly list price per plan (spec §2.3 "monthly cost estimate"); Custom is priced per unit. */
+const PriceTableSchema = z
+  .object({
+    currency: z.string().length(3).default("USD").describe("ISO 4217 currency of every price"),
+    Standard: z.coerce.number().min(0).default(199).describe("Monthly price of Standard"),
+    Professional: z.coerce.number().min(0).default(449).describe("Monthly price of Professional"),
+    Enterprise: z.coerce.number().min(0).default(999).describe("Monthly price of Enterprise"),
+    perVcpu: z.coerce.number().min(0).default(30).describe("Custom plans: price per vCPU and month"),
+    perGiBMemory: z.coerce
+      .number()
+      .min(0)
+      .default(10)
+      .describe("Custom plans: price per GiB of memory and month"),
+    perGiBStorage: z.coerce
+      .number()
+      .min(0)
+      .default(0.2)
+      .describe("Custom plans: price per GiB of storage and month"),
+  })
+  .describe(
+    "Price table of the cost estimate. The defaults are list prices of this project's reference offer; an installation sets its own.",
+  );
+
+/** The `controllers.scalePlatform` section of the operator config. */
+export const PlatformSettingsSchema = z.object({
+  images: z
+    .object({
+      platform: z
+        .string()
+        .default("ghcr.io/cronscale/commerce:latest")
+        .describe("Default platform (app) image when spec.image is empty"),
+      database: z
+        .string()
+        .default("docker.io/library/postgres:15")
+        .describe("PostgreSQL image of the database"),
+    })
+    .prefault({}),
+  imagePullPolicy: z
+    .enum(["IfNotPresent", "Always", "Never"])
+    .default("IfNotPresent")
+    .describe("Pull policy"),
+  requestFraction: z.coerce
+    .number()
+    .gt(0)
+    .max(1)
+    .default(DEFAULT_REQUEST_FRACTION)
+    .describe(
+      "Requests as a fraction of the plan's limits. 0.1 lets Standard and Professional schedule on a 2-core dev node; production should use 1 (Guaranteed QoS: the plan is really reserved)",
+    ),
+  appPort: int(8080, 1, "Port the platform container listens on"),
+  healthPath: z
+    .string()
+    .default("/healthz")
+    .describe("Health endpoint: 2xx only when the app and its database answer"),
+  livenessPath: z.string().default("/healthz").describe("Path of the app's liveness probe"),
+  healthCheck: z
+    .object({
+      target: z
+        .enum(["service", "pod"])
+        .default("service")
+        .describe(
+          "What the operator's own health check dials: the app Service's cluster DNS name (in-cluster operator) or a ready app pod's IP (an operator outside the cluster network with a route to the pod CIDR, e.g. the local dev cluster)",
+        ),
+      intervalSeconds: int(15, 1, "Seconds between health checks of a platform"),
+      timeoutMs: int(3000, 100, "Timeout of one health check"),
+      clusterDomain: z.string().default("cluster.local").describe("Cluster DNS domain for target=service"),
+    })
+    .prefault({}),
+  defaultIssuer: z
+    .object({
+      name: z.string().default("").describe("cert-manager issuer used when spec.tls is omitted; empty: none"),
+      kind: z.enum(["Issuer", "ClusterIssuer"]).default("ClusterIssuer").describe("Its kind"),
+    })
+    .prefault({}),
+  requireIngressAddress: z
+    .preprocess((v) => (typeof v === "string" ? v === "true" || v === "1" : v), z.boolean())
+    .default(true)
+    .describe(
+      "Step 'load balancer set up' needs the Ingress to report an address; false accepts an Ingress whose IngressClass exists (for controllers that publish no status)",
+    ),
+  featureRecheckSeconds: int(60, 5, "How long detection of cert-manager and custom metrics is cached"),
+  pvcRetention: z
+    .enum(["Retain", "Delete"])
+    .default("Retain")
+    .describe("Database volume on platform deletion when spec.database.pvcRetention is not set"),
+  customMetrics: z
+    .object({
+      queueLength: z
+        .string()
+        .default("http_request_queue_length")
+        .describe("Pods metric: queued requests per pod"),
+      queueLengthTarget: z.string().default("10").describe("Average queued requests per pod to scale at"),
+      responseTime: z.string().default("http_response_time_ms").describe("Pods metric: response time in ms"),
+      responseTimeTarget: z.string().default("500").describe("Average response time (ms) to scale at"),
+    })
+    .prefault({}),
+  prices: PriceTableSchema.prefault({}),
+});
+
+/** Settings of the ScalePlatform controller. */
+export type PlatformControllerConfig = z.output<typeof PlatformSettingsSchema>;
+
+/** Defaults (production: public images, in-cluster Service health checks). */
+export const DEFAULT_PLATFORM_CONFIG: PlatformControllerConfig = PlatformSettingsSchema.parse({});
+
+/** Parses the operator config's `controllers.scalePlatform` section (throws a readable error). */
+export function platformControllerConfigFrom(raw: unknown): PlatformControllerConfig {
+  const r = PlatformSettingsSchema.safeParse(raw ?? {});
+  if (!r.success) {
+    const issues = r.error.issues.map((i) => `controllers.scalePlatform.${i.path.join(".")}: ${i.message}`);
+    throw new Error(`invalid configuration: ${issues.join("; ")}`);
+  }
+  return r.data;
+}

@@ -1,0 +1,133 @@
+import { createHash } from "node:crypto";
+import { ANNOTATION_CONFIG_HASH, ANNOTATION_PLATFORM_PLAN } from "../../../api/v1alpha1/labels.ts";
+import {
+  platformAppName,
+  platformConfigMapName,
+  platformCredentialsSecretName,
+  platformDatabaseName,
+  platformDatabaseSecretName,
+} from "../../../api/v1alpha1/names.ts";
+import type { KubeObject } from "../../../runtime/types.ts";
+import {
+  childLabels,
+  childMeta,
+  containerResources,
+  nameOf,
+  type PlatformInputs,
+  RESTRICTED_CONTAINER,
+  selectorLabels,
+} from "./common.ts";
+import { CREDENTIAL_KEYS, DB_KEYS } from "./credentials.ts";
+import { DB_PORT } from "./database.ts";
+
+// The platform app: a Deployment scaled by its HPA and the ClusterIP Service in front of it. Pure.
+
+/** Port of the app Service (the Ingress backend). */
+export const APP_SERVICE_PORT = 80;
+
+/** Hash of the configuration data, put on the pod template so a config change rolls the pods. */
+export function configHash(data: Record<string, string>): string {
+  const h = createHash("sha256");
+  for (const k of Object.keys(data).sort()) h.update(`${k}\0${data[k]}\0`);
+  return h.digest("hex").slice(0, 16);
+}
+
+/** The app container image: spec.image, else the operator's default. */
+export function appImage(inp: PlatformInputs): string {
+  return inp.spec.image ?? inp.config.images.platform;
+}
+
+/**
+ * The app Deployment. While running, `replicas` is left out entirely so the HPA owns it (a field
+ * this manager does not apply is never reset by the operator). While stopped the HPA is deleted
+ * and replicas is 0.
+ */
+export function desiredAppDeployment(inp: PlatformInputs, configData: Record<string, string>): KubeObject {
+  const name = platformAppName(nameOf(inp));
+  const dbSecret = platformDatabaseSecretName(nameOf(inp));
+  const creds = platformCredentialsSecretName(nameOf(inp));
+  const ns = inp.platform.metadata.namespace ?? "";
+  const port = inp.config.appPort;
+  const fromSecret = (envName: string, secret: string, key: string) => ({
+    name: envName,
+    valueFrom: { secretKeyRef: { name: secret, key } },
+  });
+  const probe = (path: string) => ({ httpGet: { path, port: "http" } });
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: childMeta(inp, name, "app"),
+    spec: {
+      ...(inp.spec.stopped ? { replicas: 0 } : {}),
+      selector: { matchLabels: selectorLabels(inp, "app") },
+      // One new pod at a time and none taken away before it is ready: an upgrade keeps serving.
+      strategy: { type: "RollingUpdate", rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } },
+      revisionHistoryLimit: 3,
+      progressDeadlineSeconds: 600,
+      template: {
+        metadata: {
+          labels: childLabels(inp, "app"),
+          annotations: {
+            [ANNOTATION_PLATFORM_PLAN]: inp.spec.plan,
+            [ANNOTATION_CONFIG_HASH]: configHash(configData),
+          },
+        },
+        spec: {
+          securityContext: { runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } },
+          automountServiceAccountToken: false,
+          terminationGracePeriodSeconds: 30,
+          containers: [
+            {
+              name: "platform",
+              image: appImage(inp),
+              imagePullPolicy: inp.config.imagePullPolicy,
+              ports: [{ name: "http", containerPort: port, protocol: "TCP" }],
+              env: [
+                { name: "PORT", value: String(port) },
+                fromSecret("DB_USER", dbSecret, DB_KEYS.user),
+                fromSecret("DB_PASSWORD", dbSecret, DB_KEYS.password),
+                fromSecret("DB_NAME", dbSecret, DB_KEYS.database),
+                // $(VAR) is expanded by the kubelet: the password never appears in the spec.
+                {
+                  name: "DATABASE_URL",
+                  value: `postgres://$(DB_USER):$(DB_PASSWORD)@${platformDatabaseName(nameOf(inp))}.${ns}.svc:${DB_PORT}/$(DB_NAME)?sslmode=disable`,
+                },
+                fromSecret("ADMIN_USERNAME", creds, CREDENTIAL_KEYS.adminUser),
+                fromSecret("ADMIN_PASSWORD", creds, CREDENTIAL_KEYS.adminPassword),
+                fromSecret("API_KEY", creds, CREDENTIAL_KEYS.apiKey),
+              ],
+              envFrom: [{ configMapRef: { name: platformConfigMapName(nameOf(inp)) } }],
+              resources: containerResources(inp.budget.app, inp.config.requestFraction),
+              readinessProbe: { ...probe(inp.config.healthPath), periodSeconds: 5, timeoutSeconds: 3 },
+              livenessProbe: {
+                ...probe(inp.config.livenessPath),
+                initialDelaySeconds: 10,
+                periodSeconds: 10,
+                timeoutSeconds: 3,
+                // A minute of failures before a restart: a database hiccup must not kill the app.
+                failureThreshold: 6,
+              },
+              securityContext: RESTRICTED_CONTAINER,
+              volumeMounts: [{ name: "tmp", mountPath: "/tmp" }],
+            },
+          ],
+          volumes: [{ name: "tmp", emptyDir: {} }],
+        },
+      },
+    },
+  };
+}
+
+/** ClusterIP Service of the app (port 80 → the container's http port). */
+export function desiredAppService(inp: PlatformInputs): KubeObject {
+  return {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: childMeta(inp, platformAppName(nameOf(inp)), "app"),
+    spec: {
+      type: "ClusterIP",
+      selector: selectorLabels(inp, "app"),
+      ports: [{ name: "http", port: APP_SERVICE_PORT, targetPort: "http", protocol: "TCP" }],
+    },
+  };
+}

@@ -1,0 +1,152 @@
+import { type PlanBudget, planBudget, requestsFrom, toQuantity } from "../../../api/plans.ts";
+import { API_VERSION } from "../../../api/v1alpha1/kind.ts";
+import {
+  LABEL_COMPONENT,
+  LABEL_INSTANCE,
+  LABEL_MANAGED_BY,
+  LABEL_NAME,
+  LABEL_PART_OF,
+  LABEL_PLATFORM,
+  MANAGED_BY,
+} from "../../../api/v1alpha1/labels.ts";
+import type { ScalePlatform, ScalePlatformSpec } from "../../../api/v1alpha1/scaleplatform.ts";
+import type { OwnerReference } from "../../../runtime/types.ts";
+import type { PlatformControllerConfig } from "../config.ts";
+
+// What every builder needs, computed once per reconcile. Pure.
+
+/** What the cluster offers, as detected by the reconciler (cached there). */
+export interface ClusterFeatures {
+  /** cert-manager's Certificate CRD is established. */
+  certManager: boolean;
+  /** An APIService of custom.metrics.k8s.io is Available. */
+  customMetrics: boolean;
+}
+
+/** Inputs of every builder. */
+export interface PlatformInputs {
+  platform: ScalePlatform;
+  spec: ScalePlatformSpec;
+  config: PlatformControllerConfig;
+  features: ClusterFeatures;
+  budget: PlanBudget;
+  hosts: { platform: string; admin: string; api: string };
+}
+
+type Component = "app" | "database";
+
+/** Parses the Kubernetes quantities of a Custom plan into the numbers planBudget takes. */
+export function parseCustom(spec: ScalePlatformSpec) {
+  const r = spec.resources;
+  if (!r) return undefined;
+  return {
+    cpuMillis: cpuMillis(r.cpu),
+    memoryMiB: Math.floor(bytes(r.memory) / 2 ** 20),
+    storageGiB: Math.ceil(bytes(r.storage) / 2 ** 30),
+    minReplicas: r.minReplicas,
+    maxReplicas: r.maxReplicas,
+  };
+}
+
+const SUFFIX: Record<string, number> = {
+  "": 1,
+  k: 1e3,
+  M: 1e6,
+  G: 1e9,
+  T: 1e12,
+  Ki: 2 ** 10,
+  Mi: 2 ** 20,
+  Gi: 2 ** 30,
+  Ti: 2 ** 40,
+};
+
+/** Bytes of a memory/storage quantity such as "8Gi" or "500M". */
+export function bytes(q: string): number {
+  const m = /^([0-9.]+)([A-Za-z]*)$/.exec(q);
+  if (!m) throw new Error(`not a quantity: ${q}`);
+  return Number(m[1]) * (SUFFIX[m[2] ?? ""] ?? Number.NaN);
+}
+
+/** Millicores of a CPU quantity such as "4" or "500m". */
+export function cpuMillis(q: string): number {
+  return q.endsWith("m") ? Number(q.slice(0, -1)) : Math.round(Number(q) * 1000);
+}
+
+/** Builds the inputs of the builders from a platform, its parsed spec and the detected features. */
+export function platformInputs(
+  platform: ScalePlatform,
+  spec: ScalePlatformSpec,
+  config: PlatformControllerConfig,
+  features: ClusterFeatures,
+): PlatformInputs {
+  const p = spec.domains.platform;
+  return {
+    platform,
+    spec,
+    config,
+    features,
+    budget: planBudget(spec.plan, parseCustom(spec)),
+    hosts: { platform: p, admin: spec.domains.admin ?? `admin.${p}`, api: spec.domains.api ?? `api.${p}` },
+  };
+}
+
+/** Name of the platform (the instance name). */
+export function nameOf(inp: PlatformInputs): string {
+  return inp.platform.metadata.name ?? "";
+}
+
+/** Labels of every child; the selector subset is selectorLabels(). */
+export function childLabels(inp: PlatformInputs, component?: Component): Record<string, string> {
+  return {
+    [LABEL_MANAGED_BY]: MANAGED_BY,
+    [LABEL_PART_OF]: "cronscale",
+    [LABEL_INSTANCE]: nameOf(inp),
+    [LABEL_PLATFORM]: nameOf(inp),
+    ...(component
+      ? { [LABEL_COMPONENT]: component, [LABEL_NAME]: component === "app" ? "commerce" : "postgres" }
+      : {}),
+  };
+}
+
+/** The fixed selector of a component's pods (never changes: selectors are immutable). */
+export function selectorLabels(inp: PlatformInputs, component: Component): Record<string, string> {
+  return { [LABEL_PLATFORM]: nameOf(inp), [LABEL_COMPONENT]: component };
+}
+
+/** Controller ownerReference to the platform: the garbage collector deletes children with it. */
+export function ownerRef(inp: PlatformInputs): OwnerReference {
+  return {
+    apiVersion: API_VERSION,
+    kind: "ScalePlatform",
+    name: nameOf(inp),
+    uid: inp.platform.metadata.uid ?? "",
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+}
+
+/** metadata of a child. */
+export function childMeta(inp: PlatformInputs, name: string, component?: Component) {
+  return {
+    name,
+    namespace: inp.platform.metadata.namespace,
+    labels: childLabels(inp, component),
+    ownerReferences: [ownerRef(inp)],
+  };
+}
+
+/** Container resources: limits are the plan's share, requests the configured fraction of them. */
+export function containerResources(limits: { cpuMillis: number; memoryMiB: number }, fraction: number) {
+  const req = requestsFrom(limits, fraction);
+  return {
+    limits: { cpu: toQuantity.cpu(limits.cpuMillis), memory: toQuantity.memory(limits.memoryMiB) },
+    requests: { cpu: toQuantity.cpu(req.cpuMillis), memory: toQuantity.memory(req.memoryMiB) },
+  };
+}
+
+/** Security context of a container under Pod Security "restricted". */
+export const RESTRICTED_CONTAINER = {
+  allowPrivilegeEscalation: false,
+  capabilities: { drop: ["ALL"] },
+  readOnlyRootFilesystem: true,
+};

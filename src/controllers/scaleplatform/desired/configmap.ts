@@ -1,0 +1,60 @@
+import { PLAN_TABLE } from "../../../api/plans.ts";
+import { platformConfigMapName } from "../../../api/v1alpha1/names.ts";
+import type { KubeObject } from "../../../runtime/types.ts";
+import { childMeta, nameOf, type PlatformInputs } from "./common.ts";
+
+// The non-secret configuration of the platform (config groups of spec §2.3, webhooks of §6,
+// hosts and plan limits), as environment variables of the app (envFrom). Groups are JSON so the
+// app reads typed values; Secrets appear only as references. Pure.
+
+const json = (v: unknown) => (v === undefined ? "" : JSON.stringify(v));
+
+/** Whether the platform is served over TLS (a certificate is or will be there). */
+export function tlsExpected(inp: PlatformInputs): boolean {
+  return inp.spec.tls?.secretName !== undefined || inp.features.certManager;
+}
+
+/** Public URLs of the three hosts. */
+export function platformUrls(inp: PlatformInputs): { platform: string; admin: string; api: string } {
+  const scheme = tlsExpected(inp) ? "https" : "http";
+  return {
+    platform: `${scheme}://${inp.hosts.platform}/`,
+    admin: `${scheme}://${inp.hosts.admin}/`,
+    api: `${scheme}://${inp.hosts.api}/api/v1/`,
+  };
+}
+
+/** The ConfigMap's data (also hashed onto the pod template). */
+export function configData(inp: PlatformInputs): Record<string, string> {
+  const s = inp.spec;
+  const urls = platformUrls(inp);
+  const limits = s.plan === "Custom" ? undefined : PLAN_TABLE[s.plan];
+  return {
+    PLATFORM_INSTANCE: nameOf(inp),
+    PLATFORM_PLAN: s.plan,
+    PLATFORM_URL: urls.platform,
+    ADMIN_URL: urls.admin,
+    API_URL: urls.api,
+    PLAN_MAX_PRODUCTS: limits
+      ? limits.maxProducts === undefined
+        ? "unlimited"
+        : String(limits.maxProducts)
+      : "by agreement",
+    CONFIG_STORE: json(s.store),
+    CONFIG_LOCALIZATION: json(s.localization),
+    CONFIG_EMAIL: json(s.email),
+    CONFIG_PAYMENT_GATEWAYS: json(s.paymentGateways ?? []),
+    CONFIG_SHIPPING_METHODS: json(s.shippingMethods ?? []),
+    CONFIG_WEBHOOKS: json(s.webhooks ?? []),
+  };
+}
+
+/** The ConfigMap the app reads its configuration from. */
+export function desiredConfigMap(inp: PlatformInputs, data: Record<string, string>): KubeObject {
+  return {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: childMeta(inp, platformConfigMapName(nameOf(inp)), "app"),
+    data,
+  };
+}

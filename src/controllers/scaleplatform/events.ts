@@ -1,0 +1,75 @@
+import {
+  PLATFORM_STEPS,
+  type ScalePlatform,
+  type ScalePlatformStatus,
+} from "../../api/v1alpha1/scaleplatform.ts";
+
+// Events of a status change: one per step that finished or failed, one per phase change (the
+// completion Event is the hook for the completion email/webhook of spec §3.2). Pure.
+
+/** One Event to record. */
+export interface PlatformEvent {
+  warning: boolean;
+  reason: string;
+  action: string;
+  note: string;
+}
+
+/** Events for the change from `prev` to `next`. */
+export function stepEvents(
+  platform: ScalePlatform,
+  prev: ScalePlatformStatus | undefined,
+  next: ScalePlatformStatus,
+  image: string,
+): PlatformEvent[] {
+  const out: PlatformEvent[] = [];
+  const action = prev?.deployedTime ? "Update" : "Provision";
+  for (const step of next.steps ?? []) {
+    const before = prev?.steps?.find((s) => s.name === step.name)?.state;
+    if (before === step.state) continue;
+    const n = PLATFORM_STEPS.indexOf(step.name) + 1;
+    if (step.state === "Done" || step.state === "Skipped")
+      out.push({
+        warning: false,
+        reason: step.name,
+        action,
+        note: `step ${n}/7 ${step.state === "Done" ? "done" : "skipped"}${step.message ? `: ${step.message}` : ""}`,
+      });
+    else if (step.state === "Failed")
+      out.push({
+        warning: true,
+        reason: `${step.name}Failed`,
+        action,
+        note: `step ${n}/7 failed: ${step.message ?? ""}`,
+      });
+  }
+  if (prev?.phase !== next.phase) {
+    const created = platform.metadata.creationTimestamp as string | undefined;
+    if (next.phase === "Running" && !prev?.deployedTime && created && next.deployedTime) {
+      const secs = Math.round((Date.parse(next.deployedTime) - Date.parse(created)) / 1000);
+      out.push({
+        warning: false,
+        reason: "Deployed",
+        action,
+        note: `platform deployed in ${secs}s (plan ${platform.spec.plan}, image ${image})`,
+      });
+    } else if (next.phase === "Running") {
+      out.push({
+        warning: false,
+        reason: "Running",
+        action,
+        note: `platform running (plan ${platform.spec.plan})`,
+      });
+    } else if (next.phase === "Failed") {
+      out.push({
+        warning: true,
+        reason: "Failed",
+        action,
+        note: "a deployment step failed; see status.steps",
+      });
+    } else if (next.phase) {
+      out.push({ warning: false, reason: next.phase, action, note: `platform ${next.phase.toLowerCase()}` });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,64 @@
+import type { KubeClient } from "../../runtime/client.ts";
+import type { KubeObject } from "../../runtime/types.ts";
+import type { ClusterFeatures } from "./desired/common.ts";
+
+// Detection of optional cluster APIs, cached for `ttlMs` so a reconcile does not ask the API
+// server every time, and re-checked after that so installing cert-manager or a custom-metrics
+// adapter later is noticed without an operator restart.
+
+/** CRD whose presence means cert-manager is installed. */
+export const CERTIFICATE_CRD = "certificates.cert-manager.io";
+/** APIServices that serve custom.metrics.k8s.io (either is enough; the HPA controller tries both). */
+export const CUSTOM_METRICS_APISERVICES = ["v1beta2.custom.metrics.k8s.io", "v1beta1.custom.metrics.k8s.io"];
+
+type Conds = { status?: { conditions?: { type: string; status: string }[] } };
+
+function condTrue(o: KubeObject | undefined, type: string): boolean {
+  return ((o as Conds | undefined)?.status?.conditions ?? []).some(
+    (c) => c.type === type && c.status === "True",
+  );
+}
+
+/** Detects cert-manager and a served custom-metrics API, caching the answer. */
+export class FeatureDetector {
+  private readonly ttlMs: number;
+  private cached: { at: number; value: ClusterFeatures } | undefined;
+  private readonly storageClasses = new Map<string, { at: number; expandable: boolean | undefined }>();
+
+  constructor(ttlMs: number) {
+    this.ttlMs = ttlMs;
+  }
+
+  /** The features, from cache when fresher than the TTL. */
+  async detect(client: KubeClient, now: Date): Promise<ClusterFeatures> {
+    const t = now.getTime();
+    if (this.cached && t - this.cached.at < this.ttlMs) return this.cached.value;
+    const crd = await client.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", CERTIFICATE_CRD);
+    let customMetrics = false;
+    for (const name of CUSTOM_METRICS_APISERVICES) {
+      const svc = await client.get("apiregistration.k8s.io/v1", "APIService", "", name);
+      if (condTrue(svc, "Available")) {
+        customMetrics = true;
+        break;
+      }
+    }
+    const value = { certManager: condTrue(crd, "Established"), customMetrics };
+    this.cached = { at: t, value };
+    return value;
+  }
+
+  /** Whether a StorageClass allows volume expansion; undefined when it does not exist. */
+  async expandable(client: KubeClient, storageClass: string, now: Date): Promise<boolean | undefined> {
+    const hit = this.storageClasses.get(storageClass);
+    if (hit && now.getTime() - hit.at < this.ttlMs) return hit.expandable;
+    const sc = await client.get<KubeObject & { allowVolumeExpansion?: boolean }>(
+      "storage.k8s.io/v1",
+      "StorageClass",
+      "",
+      storageClass,
+    );
+    const expandable = sc ? sc.allowVolumeExpansion === true : undefined;
+    this.storageClasses.set(storageClass, { at: now.getTime(), expandable });
+    return expandable;
+  }
+}

@@ -1,0 +1,74 @@
+import { API_VERSION } from "../../api/v1alpha1/kind.ts";
+import { LABEL_MANAGED_BY, LABEL_PLATFORM, MANAGED_BY } from "../../api/v1alpha1/labels.ts";
+import type { Manager } from "../../runtime/manager.ts";
+import type { KubeObject, ObjectKey, ResourceType } from "../../runtime/types.ts";
+import type { PlatformControllerConfig } from "./config.ts";
+import type { HealthProbe } from "./health.ts";
+import { ScalePlatformReconciler } from "./reconciler.ts";
+
+export {
+  DEFAULT_PLATFORM_CONFIG,
+  type PlatformControllerConfig,
+  platformControllerConfigFrom,
+} from "./config.ts";
+
+const PLATFORM: ResourceType = {
+  apiVersion: API_VERSION,
+  kind: "ScalePlatform",
+  plural: "scaleplatforms",
+  namespaced: true,
+};
+
+// Children whose changes must wake the platform up. The Certificate is not watched: its CRD may
+// be absent (an informer on a missing type only retries); the reconciler reads it directly and
+// requeues every 2 s while a step is underway.
+const CHILDREN: ResourceType[] = [
+  { apiVersion: "apps/v1", kind: "Deployment", plural: "deployments", namespaced: true },
+  { apiVersion: "apps/v1", kind: "StatefulSet", plural: "statefulsets", namespaced: true },
+  { apiVersion: "v1", kind: "Service", plural: "services", namespaced: true },
+  { apiVersion: "v1", kind: "ConfigMap", plural: "configmaps", namespaced: true },
+  { apiVersion: "v1", kind: "Secret", plural: "secrets", namespaced: true },
+  { apiVersion: "v1", kind: "Pod", plural: "pods", namespaced: true },
+  { apiVersion: "v1", kind: "PersistentVolumeClaim", plural: "persistentvolumeclaims", namespaced: true },
+  { apiVersion: "networking.k8s.io/v1", kind: "Ingress", plural: "ingresses", namespaced: true },
+  {
+    apiVersion: "autoscaling/v2",
+    kind: "HorizontalPodAutoscaler",
+    plural: "horizontalpodautoscalers",
+    namespaced: true,
+  },
+];
+
+// Only the operator's own objects (label selector): memory follows the platforms, not the cluster.
+const MANAGED = `${LABEL_MANAGED_BY}=${MANAGED_BY}`;
+
+function toPlatform(o: KubeObject): ObjectKey[] {
+  const name = o.metadata.labels?.[LABEL_PLATFORM];
+  return name ? [{ namespace: o.metadata.namespace ?? "", name }] : [];
+}
+
+/** Options of the ScalePlatform controller. */
+export interface RegisterPlatformOptions {
+  config: PlatformControllerConfig;
+  /** Concurrent reconciles. */
+  workers?: number;
+  /** Health probe (the real HTTP one by default). */
+  probe?: HealthProbe;
+}
+
+/** Registers the "scaleplatform" controller on a manager; returns its reconciler. */
+export function registerScalePlatformControllers(
+  manager: Manager,
+  opts: RegisterPlatformOptions,
+): ScalePlatformReconciler {
+  const cached = new Set([PLATFORM, ...CHILDREN].map((t) => `${t.apiVersion}|${t.kind}`));
+  const reconciler = new ScalePlatformReconciler(opts.config, { cached, probe: opts.probe });
+  manager.addController({
+    name: "scaleplatform",
+    for: PLATFORM,
+    watches: CHILDREN.map((type) => ({ type, map: toPlatform, labelSelector: MANAGED })),
+    reconciler,
+    workers: opts.workers ?? 2,
+  });
+  return reconciler;
+}
