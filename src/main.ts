@@ -3,6 +3,10 @@
 
 import { loadConfig } from "./config.ts";
 import {
+  platformControllerConfigFrom,
+  registerScalePlatformControllers,
+} from "./controllers/scaleplatform/index.ts";
+import {
   registerScheduledTaskControllers,
   taskControllerConfigFrom,
 } from "./controllers/scheduledtask/index.ts";
@@ -35,6 +39,10 @@ export async function runOperator(argv: readonly string[], env: NodeJS.ProcessEn
   registerScheduledTaskControllers(manager, {
     config: taskControllerConfigFrom(cfg.controllers),
     logs: new KubePodLogReader(kc),
+    workers: cfg.workers,
+  });
+  registerScalePlatformControllers(manager, {
+    config: platformControllerConfigFrom(cfg.controllers.scalePlatform),
     workers: cfg.workers,
   });
   log.info(
