@@ -12,6 +12,7 @@ export const IMAGE_NAMES = [
   "node",
   "postgres",
   "webapp",
+  "kubeprobe",
 ] as const;
 
 /** One of the locally built images. */
