@@ -1,0 +1,62 @@
+import type { ScalePlatform } from "../../../src/api/v1alpha1/scaleplatform.ts";
+import type { KubeObject } from "../../../src/runtime/types.ts";
+import { kubectl, waitFor } from "../../support/cluster.ts";
+
+// Small readers over kubectl for the platform tests.
+
+/** Reads an object as JSON, or undefined when it does not exist. */
+export async function getObj<T = KubeObject>(ns: string, kind: string, name: string): Promise<T | undefined> {
+  const r = await kubectl(["get", kind, name, "-o", "json"], { namespace: ns, allowFailure: true });
+  return r.code === 0 ? (JSON.parse(r.stdout) as T) : undefined;
+}
+
+/** The platform. */
+export async function getPlatform(ns: string, name: string): Promise<ScalePlatform> {
+  const p = await getObj<ScalePlatform>(ns, "scaleplatform", name);
+  if (!p) throw new Error(`ScalePlatform ${name} not found`);
+  return p;
+}
+
+/** Applies a ScalePlatform manifest; resolves with kubectl's result (does not throw on refusal). */
+export function applyPlatform(ns: string, name: string, spec: Record<string, unknown>) {
+  const obj = { apiVersion: "cronscale.io/v1alpha1", kind: "ScalePlatform", metadata: { name }, spec };
+  return kubectl(["apply", "--server-side", "--field-manager=test", "-f", "-"], {
+    namespace: ns,
+    input: JSON.stringify(obj),
+    allowFailure: true,
+  });
+}
+
+/** Waits for a phase; returns the platform. */
+export function waitPhase(
+  ns: string,
+  name: string,
+  phase: string,
+  timeoutMs = 300_000,
+): Promise<ScalePlatform> {
+  return waitFor(
+    async () => {
+      const p = await getPlatform(ns, name);
+      return p.status?.phase === phase ? p : undefined;
+    },
+    { timeoutMs, intervalMs: 1000, what: `ScalePlatform ${name} phase ${phase}` },
+  );
+}
+
+/** Runs SQL in the database pod as the generated user (the password comes from the pod's env). */
+export async function psql(ns: string, pod: string, sql: string): Promise<string> {
+  const script = `PGPASSWORD="$POSTGRES_PASSWORD" psql -h 127.0.0.1 -U "$POSTGRES_USER" -d "$POSTGRES_DB" -tAc "$1"`;
+  const r = await kubectl(["exec", pod, "-c", "postgres", "--", "bash", "-c", script, "psql", sql], {
+    namespace: ns,
+  });
+  return r.stdout.trim();
+}
+
+/** Which field managers own spec.replicas of a Deployment (from managedFields). */
+export function replicasOwners(dep: KubeObject): string[] {
+  const mf = (dep.metadata.managedFields ?? []) as {
+    manager?: string;
+    fieldsV1?: { "f:spec"?: Record<string, unknown> };
+  }[];
+  return mf.filter((m) => m.fieldsV1?.["f:spec"]?.["f:replicas"] !== undefined).map((m) => m.manager ?? "");
+}

@@ -1,0 +1,269 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PLATFORM_STEPS } from "../../../src/api/v1alpha1/scaleplatform.ts";
+import type { KubeObject } from "../../../src/runtime/types.ts";
+import { kubectl, useNamespace, waitFor } from "../../support/cluster.ts";
+import { skipReason } from "../addons/support.ts";
+import { applyPlatform, getObj, getPlatform, psql, replicasOwners, waitPhase } from "./helpers.ts";
+import {
+  installPlatformCrd,
+  localCa,
+  localPlatformConfig,
+  type PlatformOperator,
+  startPlatformOperator,
+  viaIngress,
+} from "./operator.ts";
+
+// A platform's whole life on the local cluster with the platform add-ons: real PostgreSQL on a
+// local-path volume, the webapp image as the platform, Traefik, cert-manager, metrics-server, HPA.
+
+const reason = await skipReason("dns", "storage", "ingress", "cert-manager", "metrics");
+const NAME = "shop";
+const HOST = "shop.platform.test";
+
+describe.skipIf(reason)("ScalePlatform lifecycle on the real cluster", () => {
+  const ns = useNamespace("splat");
+  let op: PlatformOperator;
+  const figures: Record<string, unknown> = {};
+
+  beforeAll(async () => {
+    await installPlatformCrd();
+    op = await startPlatformOperator(ns.name, localPlatformConfig());
+  }, 600_000);
+  afterAll(async () => {
+    await op?.stop();
+    process.stderr.write(`scaleplatform figures: ${JSON.stringify(figures)}\n`);
+  });
+
+  it("deploys: the seven steps in order, each from the real objects, then Running", async () => {
+    const t0 = Date.now();
+    const r = await applyPlatform(ns.name, NAME, { plan: "Standard", domains: { platform: HOST } });
+    expect(r.code, r.stderr).toBe(0);
+    // Watch the steps finish: record the order in which they became Done.
+    const order: string[] = [];
+    const p = await waitFor(
+      async () => {
+        const cur = await getPlatform(ns.name, NAME);
+        for (const s of cur.status?.steps ?? [])
+          if (s.state === "Done" && !order.includes(s.name)) order.push(s.name);
+        return cur.status?.phase === "Running" ? cur : undefined;
+      },
+      { timeoutMs: 420_000, intervalMs: 500, what: "phase Running" },
+    );
+    figures.createToRunningSeconds = (Date.now() - t0) / 1000;
+    const steps = p.status?.steps ?? [];
+    expect(steps.map((s) => s.name)).toEqual([...PLATFORM_STEPS]);
+    expect(steps.every((s) => s.state === "Done")).toBe(true);
+    // In order: each step finished no earlier than the one before it.
+    for (let i = 1; i < steps.length; i++)
+      expect(steps[i]!.finishedAt! >= steps[i - 1]!.finishedAt!).toBe(true);
+    expect(order.length).toBeGreaterThan(0);
+    expect(p.status?.stepSummary).toBe("7/7");
+    expect(p.status?.urls?.platform).toBe(`https://${HOST}/`);
+    expect(p.status?.credentialsSecretName).toBe(`${NAME}-credentials`);
+    expect(p.status?.healthCheck?.status).toBe("Healthy");
+    expect(p.status?.healthCheck?.url).toMatch(/^http:\/\/10\.[0-9.]+:8080\/healthz$/);
+    expect(p.status?.monthlyCostEstimate?.amount).toBe("199.00");
+    expect(p.status?.activeScalingTriggers).toEqual(expect.arrayContaining(["CPU", "Memory"]));
+    const events = await kubectl(["get", "events.events.k8s.io", "-o", "jsonpath={.items[*].reason}"], {
+      namespace: ns.name,
+    });
+    for (const step of PLATFORM_STEPS) expect(events.stdout).toContain(step);
+    expect(events.stdout).toContain("Deployed");
+  }, 480_000);
+
+  it("the app reached its database with the generated credentials; the platform answers through the Ingress over TLS", async () => {
+    // The health endpoint answers 2xx only after a query on the database succeeded.
+    const health = await viaIngress(HOST, "/healthz");
+    expect(health.status).toBe(200);
+    expect(health.body).toContain("database answers");
+    const db = await getObj<KubeObject>(ns.name, "secret", `${NAME}-db-credentials`);
+    expect(db?.metadata.ownerReferences?.[0]?.kind).toBe("ScalePlatform");
+    // Over TLS with the cert-manager certificate, verified against the add-on's CA.
+    const tls = await waitFor(
+      () => viaIngress(HOST, "/", { tls: true, ca: localCa() }).catch(() => undefined),
+      { timeoutMs: 60_000, what: "TLS through the Ingress" },
+    );
+    expect(tls.status).toBe(200);
+    expect(tls.san).toContain(`DNS:${HOST}`);
+    const admin = await viaIngress(`admin.${HOST}`, "/", { tls: true, ca: localCa() });
+    expect(admin.status).toBe(200);
+    const cert = await getObj<KubeObject>(ns.name, "certificate.cert-manager.io", `${NAME}-tls`);
+    expect(JSON.stringify(cert?.status)).toContain('"Ready"');
+  }, 120_000);
+
+  it("makes zero writes at steady state while health checks keep running", async () => {
+    const rv = async () => {
+      const out: Record<string, string> = {};
+      for (const [kind, name] of [
+        ["scaleplatform", NAME],
+        ["deployment", NAME],
+        ["statefulset", `${NAME}-db`],
+        ["service", NAME],
+        ["ingress", NAME],
+        ["hpa", NAME],
+        ["configmap", `${NAME}-config`],
+        ["secret", `${NAME}-credentials`],
+      ] as const) {
+        const o = await getObj<KubeObject>(ns.name, kind, name);
+        out[kind] = o?.metadata.resourceVersion ?? "";
+      }
+      return out;
+    };
+    const checksBefore = op.logLines.filter((l) => l.includes('"health check"')).length;
+    const before = await rv();
+    await new Promise((r) => setTimeout(r, 25_000));
+    const after = await rv();
+    const checks = op.logLines.filter((l) => l.includes('"health check"')).length - checksBefore;
+    expect(checks).toBeGreaterThanOrEqual(3);
+    // The HPA's status may change (metrics); only its spec is ours.
+    const { hpa: _a, ...b } = before;
+    const { hpa: _b, ...a } = after;
+    expect(a).toEqual(b);
+  }, 60_000);
+
+  it("the HPA scales the app under CPU load within the plan's bounds; the operator never writes replicas", async () => {
+    let stop = false;
+    const load = async () => {
+      while (!stop) await viaIngress(HOST, "/burn?ms=800", { timeoutMs: 10_000 }).catch(() => undefined);
+    };
+    const workers = Array.from({ length: 4 }, load);
+    try {
+      const scaled = await waitFor(
+        async () => {
+          const d = await getObj<KubeObject>(ns.name, "deployment", NAME);
+          const n = (d?.spec as { replicas?: number } | undefined)?.replicas ?? 0;
+          return n > 1 ? d : undefined;
+        },
+        { timeoutMs: 240_000, intervalMs: 2000, what: "the HPA to scale the app up" },
+      );
+      const n = (scaled?.spec as { replicas: number } | undefined)?.replicas ?? 0;
+      figures.scaledTo = n;
+      expect(n).toBeLessThanOrEqual(3); // Standard: maxReplicas 3
+      expect(replicasOwners(scaled!)).not.toContain("cronscale");
+    } finally {
+      stop = true;
+      await Promise.all(workers);
+    }
+    const hpa = await getObj<KubeObject>(ns.name, "hpa", NAME);
+    expect((hpa?.spec as { maxReplicas: number } | undefined)?.maxReplicas).toBe(3);
+    const dep = await getObj<KubeObject>(ns.name, "deployment", NAME);
+    expect(replicasOwners(dep!)).not.toContain("cronscale");
+  }, 300_000);
+
+  it("upgrades Standard → Professional: Updating, new limits on rolled pods, back to Running; downgrade refused", async () => {
+    let stop = false;
+    let ok = 0;
+    let failed = 0;
+    const probe = async () => {
+      while (!stop) {
+        const r = await viaIngress(HOST, "/", { timeoutMs: 3000 }).catch(() => undefined);
+        if (r?.status === 200) ok++;
+        else failed++;
+        await new Promise((res) => setTimeout(res, 100));
+      }
+    };
+    const prober = probe();
+    const t0 = Date.now();
+    const r = await applyPlatform(ns.name, NAME, { plan: "Professional", domains: { platform: HOST } });
+    expect(r.code, r.stderr).toBe(0);
+    await waitPhase(ns.name, NAME, "Updating", 60_000);
+    const p = await waitPhase(ns.name, NAME, "Running", 300_000);
+    figures.upgradeSeconds = (Date.now() - t0) / 1000;
+    await new Promise((res) => setTimeout(res, 2000));
+    stop = true;
+    await prober;
+    figures.upgradeProbe = { ok, failed };
+    expect(p.status?.resources?.cpu).toBe("8");
+    expect(p.status?.lastRestartTime).toBeDefined();
+    const pods = await kubectl(
+      [
+        "get",
+        "pods",
+        "-l",
+        `cronscale.io/platform=${NAME},app.kubernetes.io/component=app`,
+        "-o",
+        "jsonpath={.items[*].spec.containers[0].resources.limits.cpu}",
+      ],
+      { namespace: ns.name },
+    );
+    for (const l of pods.stdout.trim().split(/\s+/)) expect(l).toBe("1500m");
+    // The volume cannot grow on local-path: status says so.
+    const sized = p.status?.conditions?.find((c) => c.type === "StorageSized");
+    expect(sized?.reason).toMatch(/ExpansionNotSupported|Expanded|Expanding/);
+    const down = await applyPlatform(ns.name, NAME, { plan: "Standard", domains: { platform: HOST } });
+    expect(down.code).not.toBe(0);
+    expect(down.stderr).toContain("spec.plan");
+  }, 420_000);
+
+  it("stop scales app and database to zero keeping the data; start serves the same data", async () => {
+    await psql(
+      ns.name,
+      `${NAME}-db-0`,
+      "CREATE TABLE IF NOT EXISTS kept (v text); INSERT INTO kept VALUES ('before-stop')",
+    );
+    const r = await applyPlatform(ns.name, NAME, {
+      plan: "Professional",
+      domains: { platform: HOST },
+      stopped: true,
+    });
+    expect(r.code, r.stderr).toBe(0);
+    await waitPhase(ns.name, NAME, "Stopped", 60_000);
+    await waitFor(
+      async () =>
+        (
+          await kubectl(["get", "pods", "-l", `cronscale.io/platform=${NAME}`, "-o", "name"], {
+            namespace: ns.name,
+          })
+        ).stdout.trim() === "",
+      { timeoutMs: 120_000, what: "all platform pods gone" },
+    );
+    expect(await getObj(ns.name, "hpa", NAME)).toBeUndefined();
+    const pvc = await getObj<KubeObject>(ns.name, "pvc", `data-${NAME}-db-0`);
+    expect((pvc?.status as { phase?: string } | undefined)?.phase).toBe("Bound");
+    const start = await applyPlatform(ns.name, NAME, {
+      plan: "Professional",
+      domains: { platform: HOST },
+      stopped: false,
+    });
+    expect(start.code, start.stderr).toBe(0);
+    await waitPhase(ns.name, NAME, "Running", 300_000);
+    expect(await psql(ns.name, `${NAME}-db-0`, "SELECT v FROM kept")).toBe("before-stop");
+    expect((await viaIngress(HOST, "/healthz")).status).toBe(200);
+    expect(await getObj(ns.name, "hpa", NAME)).toBeDefined();
+  }, 420_000);
+
+  it("keeps credentials and API key across reconciles and an operator restart", async () => {
+    const before = await getObj<KubeObject>(ns.name, "secret", `${NAME}-credentials`);
+    await op.stop();
+    op = await startPlatformOperator(ns.name, localPlatformConfig());
+    await new Promise((r) => setTimeout(r, 10_000));
+    const after = await getObj<KubeObject>(ns.name, "secret", `${NAME}-credentials`);
+    expect(after?.data).toEqual(before?.data);
+    expect(after?.metadata.resourceVersion).toBe(before?.metadata.resourceVersion);
+    expect((await getPlatform(ns.name, NAME)).status?.phase).toBe("Running");
+  }, 120_000);
+
+  it("delete: every owned object goes; the database volume stays (default retention Retain)", async () => {
+    await kubectl(["delete", "scaleplatform", NAME, "--wait=true", "--timeout=60s"], { namespace: ns.name });
+    await waitFor(
+      async () => {
+        for (const [kind, name] of [
+          ["deployment", NAME],
+          ["statefulset", `${NAME}-db`],
+          ["service", NAME],
+          ["service", `${NAME}-db`],
+          ["ingress", NAME],
+          ["configmap", `${NAME}-config`],
+          ["secret", `${NAME}-credentials`],
+          ["secret", `${NAME}-db-credentials`],
+          ["certificate.cert-manager.io", `${NAME}-tls`],
+        ]) {
+          if (await getObj(ns.name, kind!, name!)) return false;
+        }
+        return true;
+      },
+      { timeoutMs: 120_000, intervalMs: 1000, what: "owned objects to be garbage-collected" },
+    );
+    expect(await getObj(ns.name, "pvc", `data-${NAME}-db-0`)).toBeDefined();
+  }, 180_000);
+});

@@ -1,0 +1,153 @@
+import { readFileSync } from "node:fs";
+import http from "node:http";
+import https from "node:https";
+import { join } from "node:path";
+import { Writable } from "node:stream";
+import { fileURLToPath } from "node:url";
+import {
+  DEFAULT_PLATFORM_CONFIG,
+  type PlatformControllerConfig,
+} from "../../../src/controllers/scaleplatform/config.ts";
+import { registerScalePlatformControllers } from "../../../src/controllers/scaleplatform/index.ts";
+import type { ScalePlatformReconciler } from "../../../src/controllers/scaleplatform/reconciler.ts";
+import { createLogger } from "../../../src/log.ts";
+import { RealKubeClient } from "../../../src/runtime/client.ts";
+import { KubeListWatch } from "../../../src/runtime/listwatch.ts";
+import { Manager } from "../../../src/runtime/manager.ts";
+import { KubeTransport } from "../../../src/runtime/rest.ts";
+import { clusterEnv, kubeConfig, kubectl } from "../../support/cluster.ts";
+import { addonEnv, nodeImages } from "../addons/support.ts";
+
+// The operator's ScalePlatform controller running in this test process against the test cluster
+// (the operator runs on the host here, as in development), with the locally built webapp and
+// PostgreSQL images, plus helpers to reach a platform through the Ingress controller on loopback.
+
+const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
+
+/** Installs (or updates) the ScalePlatform CRD and waits until it is established. */
+export async function installPlatformCrd(): Promise<void> {
+  await kubectl([
+    "apply",
+    "--server-side",
+    "--force-conflicts",
+    "-f",
+    `${repoRoot}crds/scaleplatforms.cronscale.io.yaml`,
+  ]);
+  await kubectl(["wait", "--for=condition=Established", "--timeout=60s", "crd/scaleplatforms.cronscale.io"]);
+}
+
+/**
+ * Controller config for the local cluster: local images (never pulled), health checks on a
+ * ready pod's IP (the host routes to the pod CIDR but not to ClusterIPs), the add-on's CA issuer,
+ * short health interval. Traefik here publishes no Ingress address, so the load-balancer step
+ * accepts an Ingress whose class exists.
+ */
+export function localPlatformConfig(
+  overrides: Partial<PlatformControllerConfig> = {},
+): PlatformControllerConfig {
+  const images = nodeImages("webapp", "postgres");
+  return {
+    ...DEFAULT_PLATFORM_CONFIG,
+    images: { platform: images.webapp, database: images.postgres },
+    imagePullPolicy: "Never",
+    healthCheck: { ...DEFAULT_PLATFORM_CONFIG.healthCheck, target: "pod", intervalSeconds: 5 },
+    livenessPath: "/livez",
+    defaultIssuer: { name: "cronscale-ca", kind: "ClusterIssuer" },
+    requireIngressAddress: false,
+    featureRecheckSeconds: 10,
+    ...overrides,
+  };
+}
+
+/** A running in-process operator. */
+export interface PlatformOperator {
+  manager: Manager;
+  reconciler: ScalePlatformReconciler;
+  logLines: string[];
+  stop(): Promise<void>;
+}
+
+/** Starts the ScalePlatform controller watching one namespace. */
+export async function startPlatformOperator(
+  namespace: string,
+  config: PlatformControllerConfig,
+): Promise<PlatformOperator> {
+  const transport = KubeTransport.create(kubeConfig());
+  const logLines: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      logLines.push(String(chunk));
+      if (process.env.CRONSCALE_TEST_LOGS === "1") process.stderr.write(chunk);
+      cb();
+    },
+  });
+  const manager = new Manager({
+    client: new RealKubeClient(transport),
+    sourceFor: (type, ns) => new KubeListWatch(transport, type, ns),
+    log: createLogger({ level: "debug", destination: sink as never }),
+    namespace,
+    http: false,
+    leaderElection: false,
+  });
+  const reconciler = registerScalePlatformControllers(manager, { config, workers: 2 });
+  await manager.start();
+  return { manager, reconciler, logLines, stop: () => manager.stop() };
+}
+
+/** Loopback ports of the Ingress controller. */
+export function ingressPorts(): { http: number; https: number } {
+  const env = addonEnv("ingress.env");
+  return { http: Number(env?.INGRESS_HTTP_PORT), https: Number(env?.INGRESS_HTTPS_PORT) };
+}
+
+/** The CA certificate of the cert-manager add-on's `cronscale-ca` issuer. */
+export function localCa(): string {
+  return readFileSync(join(clusterEnv().STATE_DIR, "addons/cert-manager/ca.crt"), "utf8");
+}
+
+/** A response of get(). */
+export interface Reply {
+  status: number;
+  body: string;
+  /** Subject alternative names of the served certificate (HTTPS only). */
+  san?: string;
+}
+
+/** GET through the Ingress controller on loopback, by Host header (and SNI for HTTPS). */
+export function viaIngress(
+  host: string,
+  path: string,
+  opts: { tls?: boolean; ca?: string; timeoutMs?: number } = {},
+): Promise<Reply> {
+  const ports = ingressPorts();
+  return new Promise((resolve, reject) => {
+    const base = { host: "127.0.0.1", path, headers: { Host: host }, timeout: opts.timeoutMs ?? 5000 };
+    const onRes = (res: http.IncomingMessage) => {
+      let body = "";
+      res.on("data", (d: Buffer) => {
+        body += d.toString();
+      });
+      res.on("end", () => {
+        const cert = (
+          res.socket as { getPeerCertificate?: () => { subjectaltname?: string } }
+        ).getPeerCertificate?.();
+        resolve({ status: res.statusCode ?? 0, body, san: cert?.subjectaltname });
+      });
+    };
+    const req = opts.tls
+      ? https.get(
+          {
+            ...base,
+            port: ports.https,
+            servername: host,
+            ca: opts.ca,
+            rejectUnauthorized: true,
+            agent: false,
+          },
+          onRes,
+        )
+      : http.get({ ...base, port: ports.http, agent: false }, onRes);
+    req.on("timeout", () => req.destroy(new Error("timeout")));
+    req.on("error", reject);
+  });
+}
