@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { KubeObject } from "../../../src/runtime/types.ts";
+import { kubectl, useNamespace, waitFor } from "../../support/cluster.ts";
+import { missingAddon, skipReason } from "../addons/support.ts";
+import { applyPlatform, getObj, getPlatform, waitPhase } from "./helpers.ts";
+import {
+  installPlatformCrd,
+  localPlatformConfig,
+  type PlatformOperator,
+  startPlatformOperator,
+  viaIngress,
+} from "./operator.ts";
+
+// What the platform becomes depending on the cluster: cert-manager or not (TLS waits, nothing
+// else blocked), a custom-metrics API or not (which HPA triggers are active), and the database
+// volume's fate under pvcRetention Delete. Each branch asserts what this cluster really offers.
+
+const reason = await skipReason("dns", "storage", "ingress");
+const NAME = "tiny";
+const HOST = "tiny.platform.test";
+
+describe.skipIf(reason)("ScalePlatform on what the cluster offers", () => {
+  const ns = useNamespace("splatv");
+  let op: PlatformOperator;
+  let certManager = false;
+  let customMetrics = false;
+
+  beforeAll(async () => {
+    certManager = (await missingAddon("cert-manager")) === undefined;
+    customMetrics = (await missingAddon("custom-metrics")) === undefined;
+    process.stderr.write(
+      `scaleplatform variants: cert-manager=${certManager} custom-metrics=${customMetrics}\n`,
+    );
+    await installPlatformCrd();
+    op = await startPlatformOperator(ns.name, localPlatformConfig());
+    const r = await applyPlatform(ns.name, NAME, {
+      plan: "Standard",
+      domains: { platform: HOST },
+      database: { pvcRetention: "Delete" },
+    });
+    if (r.code !== 0) throw new Error(r.stderr);
+    await waitPhase(ns.name, NAME, "Running", 420_000);
+  }, 600_000);
+  afterAll(async () => {
+    await op?.stop();
+  });
+
+  it("TLS: a Certificate with cert-manager; without it a condition says TLS waits and nothing else is blocked", async () => {
+    const p = await getPlatform(ns.name, NAME);
+    const tls = p.status?.conditions?.find((c) => c.type === "TLSReady");
+    const step = p.status?.steps?.find((s) => s.name === "CertificatesGenerated");
+    if (certManager) {
+      expect(tls).toMatchObject({ status: "True", reason: "CertificateReady" });
+      expect(step?.state).toBe("Done");
+    } else {
+      expect(tls).toMatchObject({ status: "False", reason: "WaitingForCertManager" });
+      expect(step?.state).toBe("Skipped");
+      expect(p.status?.urls?.platform).toBe(`http://${HOST}/`);
+    }
+    expect(p.status?.phase).toBe("Running");
+    expect((await viaIngress(HOST, "/healthz")).status).toBe(200);
+  });
+
+  it("HPA triggers: CPU and memory, plus queue length and response time only with a custom-metrics API", async () => {
+    const hpa = await getObj<KubeObject>(ns.name, "hpa", NAME);
+    const metrics = (hpa?.spec as { metrics: { type: string }[] } | undefined)?.metrics ?? [];
+    const p = await getPlatform(ns.name, NAME);
+    const cond = p.status?.conditions?.find((c) => c.type === "AutoscalingActive");
+    if (customMetrics) {
+      expect(metrics.map((m) => m.type)).toEqual(["Resource", "Resource", "Pods", "Pods"]);
+      expect(p.status?.activeScalingTriggers).toEqual([
+        "CPU",
+        "Memory",
+        "RequestQueueLength",
+        "ResponseTime",
+      ]);
+      expect(cond?.reason).toBe("AllMetrics");
+    } else {
+      expect(metrics.map((m) => m.type)).toEqual(["Resource", "Resource"]);
+      expect(p.status?.activeScalingTriggers).toEqual(["CPU", "Memory"]);
+      expect(cond?.reason).toBe("ResourceMetricsOnly");
+    }
+  });
+
+  it("pvcRetention Delete: deleting the platform deletes the database volume too", async () => {
+    const pvc = `data-${NAME}-db-0`;
+    expect(await getObj(ns.name, "pvc", pvc)).toBeDefined();
+    await kubectl(["delete", "scaleplatform", NAME, "--wait=true", "--timeout=60s"], { namespace: ns.name });
+    await waitFor(
+      async () =>
+        (await getObj(ns.name, "pvc", pvc)) === undefined &&
+        (await getObj(ns.name, "statefulset", `${NAME}-db`)) === undefined,
+      {
+        timeoutMs: 180_000,
+        intervalMs: 1000,
+        what: "the StatefulSet and its PVC to be deleted",
+      },
+    );
+  }, 200_000);
+});
