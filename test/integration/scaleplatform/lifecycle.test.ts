@@ -175,18 +175,25 @@ describe.skipIf(reason)("ScalePlatform lifecycle on the real cluster", () => {
     figures.upgradeProbe = { ok, failed };
     expect(p.status?.resources?.cpu).toBe("8");
     expect(p.status?.lastRestartTime).toBeDefined();
-    const pods = await kubectl(
-      [
-        "get",
-        "pods",
-        "-l",
-        `cronscale.io/platform=${NAME},app.kubernetes.io/component=app`,
-        "-o",
-        "jsonpath={.items[*].spec.containers[0].resources.limits.cpu}",
-      ],
-      { namespace: ns.name },
+    // Old pods may still be terminating for a moment: wait until only rolled pods are left.
+    await waitFor(
+      async () => {
+        const r = await kubectl(
+          [
+            "get",
+            "pods",
+            "-l",
+            `cronscale.io/platform=${NAME},app.kubernetes.io/component=app`,
+            "-o",
+            "jsonpath={.items[*].spec.containers[0].resources.limits.cpu}",
+          ],
+          { namespace: ns.name },
+        );
+        const limits = r.stdout.trim().split(/\s+/);
+        return limits.length > 0 && limits.every((l) => l === "1500m");
+      },
+      { timeoutMs: 120_000, what: "app pods with Professional limits (1500m)" },
     );
-    for (const l of pods.stdout.trim().split(/\s+/)) expect(l).toBe("1500m");
     // The volume cannot grow on local-path: status says so.
     const sized = p.status?.conditions?.find((c) => c.type === "StorageSized");
     expect(sized?.reason).toMatch(/ExpansionNotSupported|Expanded|Expanding/);

@@ -112,14 +112,10 @@ export function desiredDatabaseStatefulSet(inp: PlatformInputs, templateStorage?
               volumeMounts: [
                 { name: PLATFORM_DB_VOLUME, mountPath: DATA_MOUNT },
                 { name: "tmp", mountPath: "/tmp" },
-                { name: "run", mountPath: "/var/run/postgresql" },
               ],
             },
           ],
-          volumes: [
-            { name: "tmp", emptyDir: {} },
-            { name: "run", emptyDir: {} },
-          ],
+          volumes: [{ name: "tmp", emptyDir: {} }],
         },
       },
       volumeClaimTemplates: [
