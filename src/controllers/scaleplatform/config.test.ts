@@ -1,0 +1,36 @@
+import { describe, expect, it } from "vitest";
+import { loadConfig } from "../../config.ts";
+import { DEFAULT_PLATFORM_CONFIG, platformControllerConfigFrom } from "./config.ts";
+
+describe("ScalePlatform controller config", () => {
+  it("defaults: 10 % requests, Service health checks, Retain, USD price table", () => {
+    expect(DEFAULT_PLATFORM_CONFIG.requestFraction).toBe(0.1);
+    expect(DEFAULT_PLATFORM_CONFIG.healthCheck.target).toBe("service");
+    expect(DEFAULT_PLATFORM_CONFIG.pvcRetention).toBe("Retain");
+    expect(DEFAULT_PLATFORM_CONFIG.prices).toMatchObject({ currency: "USD", Standard: 199 });
+  });
+
+  it("reads the operator config's controllers.scalePlatform section from env and flags", () => {
+    const cfg = loadConfig(
+      [
+        "--controllers.scale-platform.health-check.target=pod",
+        "--controllers.scale-platform.request-fraction=1",
+      ],
+      {
+        CRONSCALE_CONTROLLERS__SCALE_PLATFORM__IMAGES__PLATFORM: "cronscale.local/webapp:abc",
+        CRONSCALE_CONTROLLERS__SCALE_PLATFORM__REQUIRE_INGRESS_ADDRESS: "false",
+      },
+    );
+    const c = platformControllerConfigFrom(cfg.controllers.scalePlatform);
+    expect(c.healthCheck.target).toBe("pod");
+    expect(c.requestFraction).toBe(1);
+    expect(c.images.platform).toBe("cronscale.local/webapp:abc");
+    expect(c.requireIngressAddress).toBe(false);
+  });
+
+  it("refuses an invalid value naming the key", () => {
+    expect(() => platformControllerConfigFrom({ requestFraction: "2" })).toThrow(
+      /controllers\.scalePlatform\.requestFraction/,
+    );
+  });
+});
