@@ -102,7 +102,7 @@ export async function reconcileStorage(
 
 interface PodLike {
   status?: { podIP?: string; conditions?: { type: string; status: string }[] };
-  metadata: { deletionTimestamp?: string };
+  metadata: { name?: string; deletionTimestamp?: string };
 }
 
 /** URL of the health check: the Service's DNS name, or a ready app pod's IP; undefined when no pod is ready. */
@@ -115,8 +115,11 @@ export function healthUrl(
   if (config.healthCheck.target === "service") {
     return `http://${platformAppName(nameOf(inp))}.${ns}.svc.${config.healthCheck.clusterDomain}:80${config.healthPath}`;
   }
+  // The first ready pod by name: a stable choice, so the URL in status does not flip between
+  // pods of a scaled-out app (which would be a status write at steady state).
   const ready = (pods as PodLike[])
     .filter((p) => !p.metadata.deletionTimestamp && p.status?.podIP)
+    .sort((a, b) => (a.metadata.name ?? "").localeCompare(b.metadata.name ?? ""))
     .filter((p) => (p.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True"));
   const ip = ready[0]?.status?.podIP;
   if (!ip) return undefined;
