@@ -24,6 +24,7 @@ function template(...set: string[]): Doc[] {
     ["template", "cs", CHART, "--namespace", "ops", ...set.flatMap((s) => ["--set", s])],
     {
       encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
     },
   );
   return parseAllDocuments(out)
