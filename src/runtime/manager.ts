@@ -58,6 +58,8 @@ export class Manager {
   private readonly clock: TimerClock;
   private readonly log: Logger;
   private readonly informers = new Map<string, Informer>();
+  /** Metric label of each informer ("v1/ConfigMap"). */
+  private readonly resourceLabel = new Map<Informer, string>();
   private readonly controllers: Controller<ReconcileContext>[] = [];
   private readonly gated: GatedKubeClient;
   private readonly events: EventRecorder;
@@ -141,6 +143,7 @@ export class Manager {
         ...this.o.informer,
       });
       const resource = `${type.apiVersion}/${type.kind}`;
+      this.resourceLabel.set(inf, resource);
       const last = this.metrics.informerLastEvent.labels(resource);
       inf.addHandlers({
         onAdd: () => last.set(Date.now() / 1000),
@@ -222,7 +225,9 @@ export class Manager {
   private collectInformerMetrics(): void {
     const tick = () => {
       for (const inf of this.informers.values())
-        this.metrics.informerSynced.labels(inf.description).set(inf.synced ? 1 : 0);
+        this.metrics.informerSynced
+          .labels(this.resourceLabel.get(inf) ?? inf.description)
+          .set(inf.synced ? 1 : 0);
       if (this.started && !this.stopping) this.clock.setTimer(tick, 5000);
     };
     tick();
