@@ -18,7 +18,13 @@ import {
 const reason = await skipReason("custom-metrics");
 
 /** Sets (or with `undefined` removes) the metric value of one object. */
-async function setMetric(ns: string, resource: string, metric: string, name: string, value?: string): Promise<void> {
+async function setMetric(
+  ns: string,
+  resource: string,
+  metric: string,
+  name: string,
+  value?: string,
+): Promise<void> {
   const base = addonEnv("custom-metrics.env")?.CUSTOM_METRICS_URL;
   if (!base) throw new Error("no CUSTOM_METRICS_URL");
   const res = await fetch(`${base}/values/${ns}/${resource}/${metric}/${name}`, {
@@ -31,8 +37,9 @@ async function setMetric(ns: string, resource: string, metric: string, name: str
 /** The HPA's condition of `type` as "Status/Reason". */
 async function hpaCondition(ns: string, name: string, type: string): Promise<string> {
   const r = await kubectl(["get", "hpa", name, "-o", "json"], { namespace: ns });
-  const conds = (JSON.parse(r.stdout) as { status?: { conditions?: { type: string; status: string; reason: string }[] } })
-    .status?.conditions;
+  const conds = (
+    JSON.parse(r.stdout) as { status?: { conditions?: { type: string; status: string; reason: string }[] } }
+  ).status?.conditions;
   const c = conds?.find((x) => x.type === type);
   return c ? `${c.status}/${c.reason}` : "";
 }
@@ -87,7 +94,11 @@ describe.skipIf(reason)("custom-metrics add-on", () => {
     expect(item.value).toBe("1500m");
     await setMetric(ns.name, "services", "probe_value", "queue", undefined);
     const gone = await kubectl(
-      ["get", "--raw", `/apis/custom.metrics.k8s.io/v1beta2/namespaces/${ns.name}/services/queue/probe_value`],
+      [
+        "get",
+        "--raw",
+        `/apis/custom.metrics.k8s.io/v1beta2/namespaces/${ns.name}/services/queue/probe_value`,
+      ],
       { allowFailure: true },
     );
     expect(gone.code).not.toBe(0);
@@ -117,17 +128,23 @@ describe.skipIf(reason)("custom-metrics add-on", () => {
           ],
           behavior: {
             scaleUp: { stabilizationWindowSeconds: 0 },
-            scaleDown: { stabilizationWindowSeconds: 5, policies: [{ type: "Percent", value: 100, periodSeconds: 5 }] },
+            scaleDown: {
+              stabilizationWindowSeconds: 5,
+              policies: [{ type: "Percent", value: 100, periodSeconds: 5 }],
+            },
           },
         },
       },
     ]);
     // No value yet: the HPA reports that it cannot read the metric and keeps the replicas.
-    await waitFor(async () => (await hpaCondition(ns.name, "worker", "ScalingActive")) === "False/FailedGetObjectMetric", {
-      timeoutMs: 60_000,
-      intervalMs: 1_000,
-      what: "ScalingActive=False/FailedGetObjectMetric",
-    });
+    await waitFor(
+      async () => (await hpaCondition(ns.name, "worker", "ScalingActive")) === "False/FailedGetObjectMetric",
+      {
+        timeoutMs: 60_000,
+        intervalMs: 1_000,
+        what: "ScalingActive=False/FailedGetObjectMetric",
+      },
+    );
     expect(await replicas(ns.name, "worker")).toBe(1);
 
     await setMetric(ns.name, "services", "queue_length", "queue", "30");

@@ -18,10 +18,12 @@ describe.skipIf(reason)("dns add-on (CoreDNS)", () => {
   }, 180_000);
 
   it("resolves Service names from a pod", async () => {
-    const svcIP = (await kubectl(["get", "service", "echo", "-o", "jsonpath={.spec.clusterIP}"], { namespace: ns.name }))
-      .stdout;
-    const apiIP = (await kubectl(["get", "service", "kubernetes", "-n", "default", "-o", "jsonpath={.spec.clusterIP}"]))
-      .stdout;
+    const svcIP = (
+      await kubectl(["get", "service", "echo", "-o", "jsonpath={.spec.clusterIP}"], { namespace: ns.name })
+    ).stdout;
+    const apiIP = (
+      await kubectl(["get", "service", "kubernetes", "-n", "default", "-o", "jsonpath={.spec.clusterIP}"])
+    ).stdout;
     const script = [
       "import socket",
       `for n in ["echo", "echo.${ns.name}", "echo.${ns.name}.svc.cluster.local", "kubernetes.default.svc.cluster.local"]:`,
@@ -56,9 +58,11 @@ describe.skipIf(reason)("dns add-on (CoreDNS)", () => {
     ].join("\n");
     const out = await runPod(ns.name, "client", python, ["python3", "-c", script]);
     // The body names the serving pod: it came from the Deployment's pod, through the Service.
-    const pod = (await kubectl(["get", "pods", "-l", "app=echo", "-o", "jsonpath={.items[0].metadata.name}"], {
-      namespace: ns.name,
-    })).stdout;
+    const pod = (
+      await kubectl(["get", "pods", "-l", "app=echo", "-o", "jsonpath={.items[0].metadata.name}"], {
+        namespace: ns.name,
+      })
+    ).stdout;
     expect(out).toBe(`dns-test ${pod} /via-service\n`);
   }, 180_000);
 });

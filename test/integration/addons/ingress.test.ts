@@ -24,7 +24,14 @@ interface Answer {
 /** One GET through the Ingress controller's loopback port, with Host (and SNI for TLS). */
 function get(port: number, host: string, path: string, tls?: { ca?: string }): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const opts = { host: "127.0.0.1", port, path, headers: { Host: host }, timeout: 10_000, agent: false as const };
+    const opts = {
+      host: "127.0.0.1",
+      port,
+      path,
+      headers: { Host: host },
+      timeout: 10_000,
+      agent: false as const,
+    };
     const onResponse = (res: http.IncomingMessage): void => {
       let body = "";
       res.on("data", (d: Buffer) => {
@@ -83,7 +90,13 @@ describe.skipIf(reason)("ingress add-on (Traefik) with cert-manager", () => {
             {
               host,
               http: {
-                paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: "site", port: { number: 80 } } } }],
+                paths: [
+                  {
+                    path: "/",
+                    pathType: "Prefix",
+                    backend: { service: { name: "site", port: { number: 80 } } },
+                  },
+                ],
               },
             },
           ],
@@ -98,9 +111,11 @@ describe.skipIf(reason)("ingress add-on (Traefik) with cert-manager", () => {
   }, 240_000);
 
   it("routes HTTP by Host header to the pod", async () => {
-    const pod = (await kubectl(["get", "pods", "-l", "app=site", "-o", "jsonpath={.items[0].metadata.name}"], {
-      namespace: ns.name,
-    })).stdout;
+    const pod = (
+      await kubectl(["get", "pods", "-l", "app=site", "-o", "jsonpath={.items[0].metadata.name}"], {
+        namespace: ns.name,
+      })
+    ).stdout;
     const ok = await waitFor(
       async () => {
         const a = await get(httpPort, host, "/hello");

@@ -69,9 +69,11 @@ describe.skipIf(reason)("metrics add-on (metrics-server)", () => {
   }, 180_000);
 
   it("kubectl top shows CPU and memory of pods and the node", async () => {
-    const pod = (await kubectl(["get", "pods", "-l", "app=burner", "-o", "jsonpath={.items[0].metadata.name}"], {
-      namespace: ns.name,
-    })).stdout;
+    const pod = (
+      await kubectl(["get", "pods", "-l", "app=burner", "-o", "jsonpath={.items[0].metadata.name}"], {
+        namespace: ns.name,
+      })
+    ).stdout;
     // metrics-server needs two scrapes of a new pod before it reports it.
     const line = await waitFor(
       async () => {
@@ -99,10 +101,18 @@ describe.skipIf(reason)("metrics add-on (metrics-server)", () => {
           scaleTargetRef: { apiVersion: "apps/v1", kind: "Deployment", name: "burner" },
           minReplicas: 1,
           maxReplicas: 3,
-          metrics: [{ type: "Resource", resource: { name: "cpu", target: { type: "Utilization", averageUtilization: 50 } } }],
+          metrics: [
+            {
+              type: "Resource",
+              resource: { name: "cpu", target: { type: "Utilization", averageUtilization: 50 } },
+            },
+          ],
           behavior: {
             scaleUp: { stabilizationWindowSeconds: 0 },
-            scaleDown: { stabilizationWindowSeconds: 10, policies: [{ type: "Percent", value: 100, periodSeconds: 5 }] },
+            scaleDown: {
+              stabilizationWindowSeconds: 10,
+              policies: [{ type: "Percent", value: 100, periodSeconds: 5 }],
+            },
           },
         },
       },
@@ -110,17 +120,27 @@ describe.skipIf(reason)("metrics add-on (metrics-server)", () => {
     // Idle: the HPA reads a utilisation and stays at one replica.
     await waitFor(
       async () => {
-        const r = await kubectl(["get", "hpa", "burner", "-o", "jsonpath={.status.currentMetrics[0].resource.current.averageUtilization}"], {
-          namespace: ns.name,
-        });
+        const r = await kubectl(
+          [
+            "get",
+            "hpa",
+            "burner",
+            "-o",
+            "jsonpath={.status.currentMetrics[0].resource.current.averageUtilization}",
+          ],
+          {
+            namespace: ns.name,
+          },
+        );
         return r.stdout !== "" ? r.stdout : undefined;
       },
       { timeoutMs: 90_000, intervalMs: 2_000, what: "the HPA to read CPU utilisation" },
     );
     expect(await replicas(ns.name, "burner")).toBe(1);
 
-    const ip = (await kubectl(["get", "service", "burner", "-o", "jsonpath={.spec.clusterIP}"], { namespace: ns.name }))
-      .stdout;
+    const ip = (
+      await kubectl(["get", "service", "burner", "-o", "jsonpath={.spec.clusterIP}"], { namespace: ns.name })
+    ).stdout;
     await apply(ns.name, [loadGenerator(python, `http://${ip}/burn?ms=200`)]);
     await waitFor(async () => (await replicas(ns.name, "burner")) >= 2, {
       timeoutMs: 180_000,
@@ -137,9 +157,19 @@ describe.skipIf(reason)("metrics add-on (metrics-server)", () => {
       intervalMs: 2_000,
       what: "the HPA to scale burner back to 1 after the load stopped",
     });
-    const events = await kubectl(["get", "events", "--field-selector", "involvedObject.name=burner", "-o", "jsonpath={.items[*].reason}"], {
-      namespace: ns.name,
-    });
+    const events = await kubectl(
+      [
+        "get",
+        "events",
+        "--field-selector",
+        "involvedObject.name=burner",
+        "-o",
+        "jsonpath={.items[*].reason}",
+      ],
+      {
+        namespace: ns.name,
+      },
+    );
     expect(events.stdout).toContain("SuccessfulRescale");
   }, 420_000);
 });

@@ -68,7 +68,9 @@ describe.skipIf(reason)("storage add-on (local-path-provisioner)", () => {
     ]);
     expect((await succeeded(ns.name, "writer")).trim()).toBe(token);
 
-    const pvc = JSON.parse((await kubectl(["get", "pvc", "data", "-o", "json"], { namespace: ns.name })).stdout) as {
+    const pvc = JSON.parse(
+      (await kubectl(["get", "pvc", "data", "-o", "json"], { namespace: ns.name })).stdout,
+    ) as {
       spec: { storageClassName: string; volumeName: string };
       status: { phase: string };
     };

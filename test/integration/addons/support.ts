@@ -11,7 +11,9 @@ import { type ImageName, loadImages } from "../../support/images.ts";
 export type AddonName = "dns" | "ingress" | "cert-manager" | "metrics" | "custom-metrics" | "storage";
 
 async function exists(args: string[]): Promise<boolean> {
-  return (await kubectl(["get", ...args, "-o", "name"], { allowFailure: true, timeoutMs: 20_000 })).code === 0;
+  return (
+    (await kubectl(["get", ...args, "-o", "name"], { allowFailure: true, timeoutMs: 20_000 })).code === 0
+  );
 }
 
 async function apiServiceAvailable(name: string): Promise<boolean> {
@@ -53,7 +55,9 @@ export async function missingAddon(name: AddonName): Promise<string | undefined>
       ok = await apiServiceAvailable("v1beta1.metrics.k8s.io");
       break;
     case "custom-metrics":
-      ok = addonEnv("custom-metrics.env") !== undefined && (await apiServiceAvailable("v1beta2.custom.metrics.k8s.io"));
+      ok =
+        addonEnv("custom-metrics.env") !== undefined &&
+        (await apiServiceAvailable("v1beta2.custom.metrics.k8s.io"));
       break;
     case "storage":
       ok = await exists(["storageclass", "local-path"]);
@@ -172,7 +176,12 @@ export async function deploymentReady(namespace: string, name: string, timeoutMs
 }
 
 /** Runs a one-off pod with `command` to completion and returns its logs (throws on failure). */
-export async function runPod(namespace: string, name: string, image: string, command: string[]): Promise<string> {
+export async function runPod(
+  namespace: string,
+  name: string,
+  image: string,
+  command: string[],
+): Promise<string> {
   const pod = {
     apiVersion: "v1",
     kind: "Pod",
@@ -181,7 +190,9 @@ export async function runPod(namespace: string, name: string, image: string, com
       restartPolicy: "Never",
       securityContext,
       terminationGracePeriodSeconds: 1,
-      containers: [{ name: "main", image, imagePullPolicy: "Never", command, securityContext: containerSecurity }],
+      containers: [
+        { name: "main", image, imagePullPolicy: "Never", command, securityContext: containerSecurity },
+      ],
     },
   };
   await apply(namespace, [pod]);

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	controllerpkg "github.com/cert-manager/cert-manager/pkg/controller"
 	logf "github.com/cert-manager/cert-manager/pkg/logs"
@@ -67,8 +68,8 @@ func main() {
 		},
 		CertificateOptions: controllerpkg.CertificateOptions{
 			// cert-manager's own defaults (1h .. 32h backoff after a failed request).
-			CertificateRequestMinimumBackoffDuration: 3600e9,
-			CertificateRequestMaximumBackoffDuration: 32 * 3600e9,
+			CertificateRequestMinimumBackoffDuration: time.Hour,
+			CertificateRequestMaximumBackoffDuration: 32 * time.Hour,
 		},
 	}
 	factory, err := controllerpkg.NewContextFactory(ctx, opts)
