@@ -89,6 +89,11 @@ describe.skipIf(!haveGo || !haveApt)("hack/images/build.sh shell", () => {
     expect(entries.get("etc/passwd")?.data.toString()).toMatch(/^nonroot:x:65532:65532:/m);
     expect(entries.get("home/nonroot/")?.uid).toBe(65532);
     expect([...entries.keys()].some((n) => n.startsWith("usr/share/doc/"))).toBe(false);
+    // The closure follows dependencies but not the excluded parts of the essential set.
+    expect(entries.get("usr/lib/x86_64-linux-gnu/libc.so.6")).toBeDefined();
+    expect(entries.get("usr/bin/tini")).toMatchObject({ type: "file", mode: 0o755 });
+    expect(entries.has("usr/bin/perl")).toBe(false);
+    expect(entries.has("usr/bin/dpkg")).toBe(false);
     expect(`sha256:${sha256(gunzip(layer?.data))}`).toBe(img.config.rootfs.diff_ids[0]);
   }, 900_000);
 });

@@ -189,11 +189,12 @@ apt_inputs() {
 }
 
 # The base layer every Debian-based image shares (same bytes, same digest, stored once by
-# containerd): bash as /bin/sh, coreutils and everyday tools, users, /tmp.
+# containerd): bash as /bin/sh, coreutils and everyday tools, users, /tmp, and tini (a minimal
+# init: as PID 1 it forwards SIGTERM to the script, which a shell as PID 1 would ignore).
 # Excluded: parts of Debian's essential set a container never runs (the package manager, perl,
 # init integration, debconf) and the awks a base-files dependency would take besides mawk.
 BASE_DEB_EXCLUDES="dpkg perl perl-base perl-modules-5.36 libperl5.36 usrmerge usr-is-merged init-system-helpers install-info gawk original-awk libelogind0 debconf cdebconf adduser ucf lsb-base sysvinit-utils"
-BASE_DEBS=(bash coreutils procps grep sed findutils gzip tar mawk netbase tzdata libc-bin)
+BASE_DEBS=(bash coreutils procps grep sed findutils gzip tar mawk netbase tzdata libc-bin tini)
 
 # base_inputs — the resolved .debs of the base layer.
 base_inputs() { apt_inputs "$BASE_DEB_EXCLUDES" "${BASE_DEBS[@]}"; }

@@ -102,7 +102,17 @@ for name in "${names[@]}"; do
       n=$((n + 1))
       if [ "$code" = STOPPED ]; then echo "ok   pause (stops on SIGTERM)"; else echo "FAIL pause: $code after SIGTERM"; fails=$((fails + 1)); fi
       ctr_ task delete smoke-pause >/dev/null 2>&1 || true; ctr_ containers rm smoke-pause >/dev/null ;;
-    shell) check shell 0 'uid=65532.*GNU bash' bash -c 'id; bash --version | head -1; ps -o pid= -p 1; sed --version | head -1' ;;
+    shell)
+      check shell 0 'uid=65532.*GNU bash' bash -c 'id; bash --version | head -1; ps -o pid= -p 1; sed --version | head -1'
+      # tini as PID 1 hands SIGTERM to the script: the container stops at once, no grace wait.
+      ctr_ run -d "${ref[shell]}" smoke-tini tini -- bash -c 'sleep 600' >/dev/null
+      sleep 0.5
+      ctr_ task kill -s SIGTERM smoke-tini
+      n=$((n + 1))
+      state=""
+      for _ in $(seq 15); do state=$(ctr_ task ls | awk '$1 == "smoke-tini" { print $3 }'); [ "$state" = STOPPED ] && break; sleep 0.2; done
+      if [ "$state" = STOPPED ]; then echo "ok   shell (tini -- bash stops within 3 s of SIGTERM)"; else echo "FAIL shell: tini -- bash still $state 3 s after SIGTERM"; fails=$((fails + 1)); fi
+      ctr_ task delete -f smoke-tini >/dev/null 2>&1 || true; ctr_ containers rm smoke-tini >/dev/null ;;
     bash) check bash 3 'bash says hello.*bash err|bash err.*bash says hello' bash -c 'echo "bash says $GREETING"; echo "bash err" >&2; echo "{\"a\":1}" | jq .a; exit 3' ;;
     python) check python 4 'python says hello' python3 -c 'import os, sys, json, zoneinfo, datetime; print("python says", os.environ["GREETING"], datetime.datetime(2026, 7, 1, tzinfo=zoneinfo.ZoneInfo("Europe/Berlin")).tzname()); print("python err", file=sys.stderr); sys.exit(4)' ;;
     go) check go 5 'go says hello' bash -c 'go build -o /tmp/main /scripts/main.go && exec /tmp/main' ;;

@@ -52,7 +52,7 @@ recipe_build() {
   chmod -R u+w,go-w "$work/go/usr/local/go"
   chmod 0755 "$work/go/usr/local/go/bin/"* "$work/go/usr/local/go/pkg/tool/linux_amd64/"*
   rm -rf "$work/go/usr/local/go/test" "$work/go/usr/local/go/api"
-  warm_go_cache "$work/go/usr/local/go" "$work/go/usr/local/go-cache-seed" "$work"
+  warm_go_cache "$work/go/usr/local/go" "$work/go/usr/local/go/cronscale-cache-seed" "$work"
   install -m 0755 "$IMAGES_DIR/files/go/go" "$work/go/usr/local/bin/go"
   cat >"$work/config.json" <<'JSON'
 {
