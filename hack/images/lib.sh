@@ -29,8 +29,9 @@ builder_bin() {
   bin="$IMAGES_CACHE/bin/builder-$key"
   if [ ! -x "$bin" ]; then
     mkdir -p "$IMAGES_CACHE/bin"
-    (cd "$src" && CGO_ENABLED=0 go build -trimpath -o "$bin.tmp" .) || die "cannot build the image builder"
-    mv "$bin.tmp" "$bin"
+    # A per-process temp name: several builds may start at once (rename is atomic).
+    (cd "$src" && CGO_ENABLED=0 go build -trimpath -o "$bin.tmp.$$" .) || die "cannot build the image builder"
+    mv "$bin.tmp.$$" "$bin"
   fi
   echo "$bin"
 }
@@ -135,9 +136,9 @@ rootfs_init() {
 # rootfs_debs DIR < "FILENAME SHA256" lines — unpacks the .debs into DIR, keeping the merged
 # /usr symlinks (dpkg-deb's data tar, extracted with --keep-directory-symlink).
 rootfs_debs() {
-  local root="$1" file sum excl=()
+  local root="$1" file _sum p excl=()
   for p in "${DEB_SKIP_PATHS[@]}"; do excl+=(--exclude="$p"); done
-  while read -r file sum; do
+  while read -r file _sum; do
     dpkg-deb --fsys-tarfile "$IMAGES_CACHE/debs/$file" \
       | tar -x --keep-directory-symlink --same-owner -C "$root" "${excl[@]}" \
       || die "cannot unpack $file"
@@ -180,10 +181,10 @@ apt_inputs() {
     mkdir -p "$IMAGES_CACHE/resolve"
     local closure
     closure=$(deb_closure "$@") || die "cannot resolve Debian packages: $*"
-    deb_resolve $closure >"$file.tmp"
-    [ "$(wc -l <"$file.tmp")" -eq "$(wc -w <<<"$closure")" ] \
-      || { rm -f "$file.tmp"; die "apt-get has no candidate for some of: $closure (run apt-get update?)"; }
-    mv "$file.tmp" "$file"
+    deb_resolve $closure >"$file.tmp.$$"
+    [ "$(wc -l <"$file.tmp.$$")" -eq "$(wc -w <<<"$closure")" ] \
+      || { rm -f "$file.tmp.$$"; die "apt-get has no candidate for some of: $closure (run apt-get update?)"; }
+    mv "$file.tmp.$$" "$file"
   fi
   cat "$file"
 }
