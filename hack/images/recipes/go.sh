@@ -23,18 +23,25 @@ recipe_inputs() {
     "golang.org/toolchain@v0.0.1-go$GO_TOOLCHAIN_VERSION.linux-amd64" | sed -n 's/^[[:space:]]*"Sum": "\(.*\)",$/\1/p')"
 }
 
-# warm_go_cache GOROOT SEED WORK — compiles the standard packages of files/go/warm.go with the
-# image's own toolchain into SEED, the build cache the image's go wrapper copies into GOCACHE.
-# Go leaves GOROOT's location out of the action IDs of standard packages, so the entries hit
-# at /usr/local/go too. Entry timestamps and the trim stamp are fixed so the layer's bytes
-# depend only on the toolchain.
+# warm_go_cache GOROOT SEED WORK — compiles the standard packages listed in
+# files/go/std-packages.txt with the image's own toolchain into SEED, the build cache the task
+# command (and the image's go wrapper) copies into GOCACHE. Go leaves GOROOT's location out of
+# the action IDs and outputs of standard packages, so the entries hit at /usr/local/go too.
+# Packages only, no main program, and no package index (GODEBUG=goindex=0): those entries would
+# name the build directory. Entry timestamps are fixed, the trim stamp dropped, so the layer's
+# bytes depend only on the toolchain and the list.
 warm_go_cache() {
   local goroot="$1" seed="$2" work="$3" stamp
   log "compiling the standard library seed cache (about a minute of CPU)"
-  env -i PATH=/usr/bin:/bin HOME="$work/home" GOROOT="$goroot" GOCACHE="$seed" GOTOOLCHAIN=local \
-    GOPROXY=off CGO_ENABLED=0 GOTELEMETRY=off nice "$goroot/bin/go" build -o "$work/warm.out" \
-    "$IMAGES_DIR/files/go/warm.go" || die "cannot warm the Go build cache"
+  # shellcheck disable=SC2046 # one package a word
+  (cd "$work" && env -i PATH=/usr/bin:/bin HOME="$work/home" GOROOT="$goroot" GOCACHE="$seed" \
+    GOTOOLCHAIN=local GOPROXY=off CGO_ENABLED=0 GOTELEMETRY=off GODEBUG=goindex=0 GOFLAGS= \
+    nice "$goroot/bin/go" build $(cat "$IMAGES_DIR/files/go/std-packages.txt")) \
+    || die "cannot warm the Go build cache"
   rm -f "$seed/trim.txt" "$seed/testexpire.txt"
+  if grep -rlF "$work" "$seed" | head -3 | grep -q .; then
+    die "the Go seed cache names the build directory $work; it would differ at every build"
+  fi
   stamp=$(printf '%20d' 946684800000000000)
   find "$seed" -name '*-a' -exec sed -i -E "s/[ 0-9]{20}\$/$stamp/" {} +
   chmod -R a+rX,go-w "$seed"

@@ -39,6 +39,10 @@ HBA
   echo "postgres: initialised $PGDATA (database $POSTGRES_DB, user $POSTGRES_USER)" >&2
 fi
 
+# postgres refuses a data directory that group or others may write; a pod's fsGroup makes the
+# kubelet add group rw (and setgid) to the volume's files on every mount, so put it back.
+if [ -O "$PGDATA" ]; then chmod 0700 "$PGDATA"; fi
+
 # The socket goes to /tmp (the root file system may be read-only); PGHOST=/tmp in the image
 # points psql there. JIT is off: LLVM is left out of the image.
 exec postgres -D "$PGDATA" -c listen_addresses='*' -c port=5432 -c unix_socket_directories=/tmp \
