@@ -13,10 +13,6 @@ source "$here/versions.env"
 cache="${CRONSCALE_CACHE:-$HOME/.cache/cronscale}"
 bin_root="$cache/bin"
 mkdir -p "$bin_root"
-# Builds are CPU-heavy and other builds may share the machine: be nice, and never build the same
-# tool twice at once (two clusters starting together wait for one build).
-exec 9>"$bin_root/.build.lock"
-flock 9
 
 export CGO_ENABLED=0 GOFLAGS=-mod=readonly GOTOOLCHAIN=local
 
@@ -71,6 +67,33 @@ kwok_stages() {
 
 want=("$@")
 [[ ${#want[@]} -gt 0 ]] || want=(kubernetes etcd kwok helm)
+
+tool_version() {
+  case "$1" in
+  kubernetes) echo "$KUBERNETES_VERSION" ;;
+  etcd) echo "$ETCD_VERSION" ;;
+  kwok) echo "$KWOK_VERSION" ;;
+  helm) echo "$HELM_VERSION" ;;
+  *)
+    echo "build.sh: unknown tool $1" >&2
+    exit 2
+    ;;
+  esac
+}
+missing=0
+for tool in "${want[@]}"; do
+  [[ -f "$bin_root/$tool-$(tool_version "$tool")/.complete" ]] || missing=1
+done
+if [[ " ${want[*]} " == *" kwok "* ]] && [[ ! -f "$bin_root/kwok-$KWOK_VERSION/kwok-stages.yaml" ]]; then
+  missing=1
+fi
+if ((missing)); then
+  # Builds are CPU-heavy and other builds may share the machine: be nice, and never build the
+  # same tool twice at once (two clusters starting together wait for one build). A warm call
+  # takes no lock, so it never waits for someone else's build of a tool it does not need.
+  exec 9>"$bin_root/.build.lock"
+  flock 9
+fi
 for tool in "${want[@]}"; do
   case "$tool" in
   kubernetes)
@@ -82,7 +105,6 @@ for tool in "${want[@]}"; do
   etcd) build_tool etcd "$ETCD_VERSION" "-s -w" . ;;
   kwok)
     build_tool kwok "$KWOK_VERSION" "-s -w" sigs.k8s.io/kwok/cmd/kwok
-    kwok_stages
     ;;
   helm)
     build_tool helm "$HELM_VERSION" "-s -w -X helm.sh/helm/v4/internal/version.version=$HELM_VERSION" \
@@ -94,6 +116,8 @@ for tool in "${want[@]}"; do
     ;;
   esac
 done
+
+if [[ -x "$bin_root/kwok-$KWOK_VERSION/kwok" ]]; then kwok_stages; fi
 
 # One dir of symlinks for PATH/BIN_DIR, named after the whole version set.
 link_dir="$bin_root/cluster-$KUBERNETES_VERSION-etcd$ETCD_VERSION-kwok$KWOK_VERSION-helm$HELM_VERSION"

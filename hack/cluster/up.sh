@@ -18,7 +18,11 @@ ADDONS="${ADDONS:-}"
 t0=$SECONDS
 
 "$CLUSTER_DIR/host-deps.sh" >/dev/null
-BIN_DIR="$("$CLUSTER_DIR/build.sh")"
+# Only what this cluster needs: kwok with simulated nodes, helm with add-ons.
+tools=(kubernetes etcd)
+if ((KWOK_NODES > 0)); then tools+=(kwok); fi
+if [[ -n "$ADDONS" ]]; then tools+=(helm); fi
+BIN_DIR="$("$CLUSTER_DIR/build.sh" "${tools[@]}")"
 export PATH="$BIN_DIR:$PATH"
 
 # A cluster of this name left by a killed run: remove it all first.
