@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
+import { loadConfig } from "../../src/config.ts";
 import { findHelm, renderInstall } from "./crds.ts";
 
 // The Helm chart rendered by the real helm binary (from the cluster build's cache). Without it
@@ -61,6 +62,22 @@ describe.skipIf(!helm)("charts/cronscale", () => {
       "docker.io/library/python:3.13-slim",
     );
     expect(env.POD_NAMESPACE).toEqual({ fieldRef: { fieldPath: "metadata.namespace" } });
+  });
+
+  it("sets env the operator's config accepts, with the values carried through", () => {
+    const dep = template(
+      "watchNamespace=shop",
+      "taskImages.go=local/go:1",
+      "leaderElection.enabled=false",
+    ).find((d) => d.kind === "Deployment");
+    const env: Record<string, string> = { POD_NAME: "op-0", POD_NAMESPACE: "ops" };
+    for (const e of dep.spec.template.spec.containers[0].env)
+      if (e.value !== undefined) env[e.name] = e.value;
+    const cfg = loadConfig([], env);
+    expect(cfg.namespace).toBe("shop");
+    expect(cfg.leaderElection).toMatchObject({ enabled: false, namespace: "ops", identity: "op-0" });
+    expect(cfg.controllers.scheduledTask.images.go).toBe("local/go:1");
+    expect(cfg.httpPort).toBe(8080);
   });
 
   it("grants no wildcards, and leases only through a Role in the release namespace", () => {
