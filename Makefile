@@ -49,6 +49,18 @@ fmt: deps ## Format the code
 typecheck: deps ## Type-check everything, tests included
 	$(NPX) tsc -p tsconfig.json --noEmit
 
+.PHONY: generate
+generate: deps ## Regenerate the CRDs, the chart's CRDs and manifests/install.yaml from src/api
+	HELM="$$(hack/cluster/build.sh helm)/helm" $(WITH_NODE) node hack/gen/crds.ts
+
+.PHONY: verify-generated
+verify-generated: deps ## Fail when a generated file is stale
+	HELM="$$(hack/cluster/build.sh helm)/helm" $(WITH_NODE) node hack/gen/crds.ts --check
+
+.PHONY: helm-lint
+helm-lint: ## Lint the Helm chart (strict)
+	"$$(hack/cluster/build.sh helm)/helm" lint --strict charts/cronscale
+
 .PHONY: test-unit
 test-unit: deps ## Unit tests only (no cluster)
 	$(NPX) vitest run --project unit
@@ -56,7 +68,7 @@ test-unit: deps ## Unit tests only (no cluster)
 ##@ Testing
 
 .PHONY: test
-test: deps host-deps cluster-build lint typecheck ## The whole suite: checks, unit tests, integration tests on a local cluster
+test: deps host-deps cluster-build lint typecheck verify-generated helm-lint ## The whole suite: checks, unit tests, integration tests on a local cluster
 	$(NPX) vitest run
 
 .PHONY: test-integration
