@@ -76,7 +76,8 @@ async function proxiedKubeConfig(): Promise<{ kc: KubeConfig; proxy: TcpProxy }>
   const port = await proxy.listen();
   const kc = new KubeConfig();
   kc.loadFromOptions({
-    clusters: [{ ...cluster, server: `https://127.0.0.1:${port}`, tlsServerName: url.hostname }],
+    // The apiserver certificate has 127.0.0.1 among its SANs (up.sh), so no server name override.
+    clusters: [{ ...cluster, server: `https://127.0.0.1:${port}` }],
     users: base.users,
     contexts: base.contexts,
     currentContext: base.currentContext,
