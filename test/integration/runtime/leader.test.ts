@@ -27,9 +27,13 @@ function pair(lease: string): [OperatorProcess, OperatorProcess] {
 }
 
 async function leaderOf(ops: OperatorProcess[]): Promise<[OperatorProcess, OperatorProcess]> {
+  // Two Node processes starting at once on a busy 2-core machine can take a while to come up.
   const leader = await waitFor(() => ops.find((o) => o.lines.some((l) => l.msg === "became leader")), {
-    timeoutMs: 30_000,
+    timeoutMs: 90_000,
     what: "a leader",
+  }).catch((err: unknown) => {
+    const tails = ops.map((o) => `${o.identity}: ${JSON.stringify(o.lines.slice(-6))}`).join("\n");
+    throw new Error(`${String(err)}\n${tails}`);
   });
   return [leader, ops.find((o) => o !== leader)!];
 }
@@ -100,7 +104,7 @@ describe("leader election between two processes", () => {
     await putSource("p3", { v: "1" });
 
     const code = await leader.exited;
-    expect(code).toBe(1);
+    expect(code, JSON.stringify(leader.lines.slice(-8))).toBe(1);
     expect(leader.lines.some((l) => l.msg === "leader lease lost")).toBe(true);
     expect(applies(leader)).toBe(before);
     await mirrorWrittenBy("p2", standby.identity, { v: "1" });
