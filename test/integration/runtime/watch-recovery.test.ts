@@ -59,6 +59,7 @@ async function restartApiserver(whileDown: () => Promise<void> = async () => {})
   child.unref();
   // down.sh kills what pids/ lists: keep it pointing at the live process.
   writeFileSync(pidFile, `${child.pid}\n`);
+  console.log(`watch recovery: kube-apiserver pid ${pid} killed with SIGKILL, restarted as pid ${child.pid}`);
   await waitFor(async () => (await kubectl(["get", "--raw", "/readyz"], { allowFailure: true })).code === 0, {
     timeoutMs: 120_000,
     intervalMs: 500,
