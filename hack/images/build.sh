@@ -27,16 +27,29 @@ exec 9>"$IMAGES_CACHE/$NAME.lock"
 flock 9
 if [ -s "$out/ref" ] && [ -f "$out/image.tar" ]; then print_result; exit 0; fi
 
-log "building $NAME"
-start=$(date +%s)
-mkdir -p "$out"
-WORK=$(mktemp -d "$IMAGES_CACHE/.work-$NAME.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-LAYERS=()
-recipe_build "$WORK"
-layer_args=()
-for l in "${LAYERS[@]}"; do layer_args+=(-layer "$l"); done
-ref=$("$BUILDER" -repo "$IMAGE_REPO_PREFIX/$NAME" -config "$WORK/config.json" "${layer_args[@]}" -out "$out/image.tar")
-echo "$ref" >"$out/ref.tmp" && mv "$out/ref.tmp" "$out/ref"
-log "built $ref in $(($(date +%s) - start))s ($(du -h "$out/image.tar" | cut -f1))"
+# build_once — the build itself, in a subshell so that its work directory goes with it.
+build_once() (
+  log "building $NAME"
+  start=$(date +%s)
+  mkdir -p "$out"
+  WORK=$(mktemp -d "$IMAGES_CACHE/.work-$NAME.XXXXXX")
+  trap 'rm -rf "$WORK"' EXIT
+  LAYERS=()
+  recipe_build "$WORK"
+  layer_args=()
+  for l in "${LAYERS[@]}"; do layer_args+=(-layer "$l"); done
+  ref=$("$BUILDER" -repo "$IMAGE_REPO_PREFIX/$NAME" -config "$WORK/config.json" "${layer_args[@]}" -out "$out/image.tar")
+  echo "$ref" >"$out/ref.tmp" && mv "$out/ref.tmp" "$out/ref"
+  log "built $ref in $(($(date +%s) - start))s ($(du -h "$out/image.tar" | cut -f1))"
+)
+
+status=0
+build_once || status=$?
+if [ "$status" = "$APT_STALE" ] && [ -z "${CRONSCALE_IMAGES_APT_RETRIED:-}" ] && [ "$(id -u)" = 0 ]; then
+  log "refreshing the package lists (apt-get update) and starting over"
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 || die "apt-get update failed"
+  exec 9>&-
+  CRONSCALE_IMAGES_APT_RETRIED=1 exec "$IMAGES_DIR/build.sh" "$NAME"
+fi
+[ "$status" = 0 ] || exit "$status"
 print_result

@@ -107,7 +107,7 @@ deb_fetch() {
     done
     log "downloading ${#specs[@]} Debian packages"
     (cd "$tmp" && apt-get download "${specs[@]}" >/dev/null 2>"$tmp/.err") \
-      || { cat "$tmp/.err" >&2; rm -rf "$tmp"; die "apt-get download failed"; }
+      || { cat "$tmp/.err" >&2; rm -rf "$tmp"; log "apt-get download failed (stale package lists?)"; exit "$APT_STALE"; }
     mv "$tmp"/*.deb "$dir/" && rm -rf "$tmp"
   fi
 }
@@ -169,11 +169,28 @@ rootfs_users() {
   chown 65532:65532 "$root/home/nonroot"
 }
 
+# Exit status of a build whose .deb download failed: build.sh then refreshes the package lists
+# (once) and starts over, since the resolved versions may no longer be on the mirror.
+APT_STALE=75
+
+# apt_ready — apt must know candidates before anything can be resolved: a fresh machine may
+# have no package lists yet.
+apt_ready() {
+  local policy
+  # Not a pipe into grep -q: under pipefail, apt-cache's SIGPIPE would read as "no candidate".
+  policy=$(apt-cache policy bash 2>/dev/null || true)
+  grep -q 'Candidate: [0-9]' <<<"$policy" && return 0
+  [ "$(id -u)" = 0 ] || die "apt has no package lists; run apt-get update (as root) first"
+  log "apt has no package lists yet: apt-get update"
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 || die "apt-get update failed"
+}
+
 # apt_inputs EXCLUDES PKG... — the resolved .deb list of a Debian-based recipe, as the lines
 # "FILENAME SHA256" (also what rootfs_debs wants). apt-cache takes about a second a call, so
 # the answer is cached until the package lists change (apt-get update) or the question does.
 apt_inputs() {
   local key file
+  apt_ready
   key=$( { printf '%s\n' "$@"; ls -l --time-style=+%s /var/lib/apt/lists/ 2>/dev/null; declare -f deb_closure deb_resolve; } \
     | sha256sum | cut -c1-32)
   file="$IMAGES_CACHE/resolve/$key"
