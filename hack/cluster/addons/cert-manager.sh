@@ -5,7 +5,7 @@
 #   cronscale-selfsigned  selfSigned
 #   cronscale-ca          CA issuer whose CA (Certificate cronscale-ca, Secret cert-manager/cronscale-ca)
 #                         is itself issued by cronscale-selfsigned
-# The CA certificate is written to $STATE_DIR/addons/cert-manager/ca.crt for tests that verify a
+# The CA certificate is written to $STATE_DIR/addons.d/cert-manager/ca.crt for tests that verify a
 # chain. No webhook: the CRDs' own schemas validate; ClusterIssuers/Certificates are simple here.
 #
 #   cert-manager.sh up|down      (run by up.sh/down.sh with cluster.env exported)
@@ -28,7 +28,7 @@ up() {
   local bin crds dir f
   bin="$(addon_bin cert-manager-controller)"
   crds="$(crd_dir)"
-  dir="$STATE_DIR/addons/cert-manager"
+  dir="$STATE_DIR/addons.d/cert-manager"
   mkdir -p "$dir"
   for f in "$crds"/*.yaml; do
     kc apply --server-side --force-conflicts -f "$f" >/dev/null

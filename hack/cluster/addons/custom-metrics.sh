@@ -12,7 +12,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 up() {
   local bin dir port v
   bin="$(addon_bin custom-metrics)"
-  dir="$STATE_DIR/addons/custom-metrics"
+  dir="$STATE_DIR/addons.d/custom-metrics"
   port="$(free_port)"
   serving_cert "$dir/pki" custom-metrics.kube-system.svc \
     "DNS:custom-metrics.kube-system.svc,DNS:custom-metrics.kube-system.svc.cluster.local,IP:$HOST_IP"

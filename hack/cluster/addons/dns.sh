@@ -14,7 +14,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 up() {
   local bin dir health ready ctx
   bin="$(addon_bin coredns)"
-  dir="$STATE_DIR/addons/dns"
+  dir="$STATE_DIR/addons.d/dns"
   mkdir -p "$dir"
   # Health/ready listen on the netns loopback: only nsenter'd probes reach them.
   health="$(free_port)"

@@ -16,7 +16,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 up() {
   local bin dir http https ping
   bin="$(addon_bin traefik)"
-  dir="$STATE_DIR/addons/ingress"
+  dir="$STATE_DIR/addons.d/ingress"
   mkdir -p "$dir"
   http="$(free_port)"
   https="$(free_port)"

@@ -16,7 +16,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 up() {
   local bin dir port
   bin="$(addon_bin metrics-server)"
-  dir="$STATE_DIR/addons/metrics"
+  dir="$STATE_DIR/addons.d/metrics"
   port="$(free_port)"
   serving_cert "$dir/pki" metrics-server.kube-system.svc \
     "DNS:metrics-server.kube-system.svc,DNS:metrics-server.kube-system.svc.cluster.local,IP:$HOST_IP"
@@ -25,7 +25,7 @@ up() {
     --bind-address "$HOST_IP" --secure-port "$port" \
     --tls-cert-file "$dir/pki/tls.crt" --tls-private-key-file "$dir/pki/tls.key" \
     --kubelet-insecure-tls --kubelet-preferred-address-types InternalIP \
-    --metric-resolution 10s
+    --metric-resolution 10s --kubelet-request-timeout 5s
   wait_for "metrics-server /livez" 60 curl -fsSk "https://$HOST_IP:$port/livez"
 
   host_service kube-system metrics-server "$port"

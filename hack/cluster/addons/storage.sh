@@ -16,7 +16,7 @@ NS=local-path-storage
 up() {
   local bin dir data shell_ref
   bin="$(addon_bin local-path-provisioner)"
-  dir="$STATE_DIR/addons/storage"
+  dir="$STATE_DIR/addons.d/storage"
   data="$STATE_DIR/local-path"
   mkdir -p "$dir" "$data"
   shell_ref="$(CONTAINERD_ADDRESS="$CONTAINERD_ADDRESS" "$REPO_ROOT/hack/images/load.sh" shell 2>>"$dir/images.log" | tail -n1)"

@@ -129,7 +129,7 @@ describe.skipIf(reason)("ingress add-on (Traefik) with cert-manager", () => {
   }, 90_000);
 
   it("serves the cert-manager certificate over TLS, chained to the cluster CA", async () => {
-    const caPem = readFileSync(join(clusterEnv().STATE_DIR, "addons", "cert-manager", "ca.crt"), "utf8");
+    const caPem = readFileSync(join(clusterEnv().STATE_DIR, "addons.d", "cert-manager", "ca.crt"), "utf8");
     const ca = new X509Certificate(caPem);
     // The Secret the Ingress names was written by cert-manager from the CA issuer.
     const secret = JSON.parse(

@@ -42,7 +42,12 @@ describe.skipIf(reason)("PostgreSQL image on local-path storage", () => {
           template: {
             metadata: { labels },
             spec: {
-              securityContext: { runAsNonRoot: true, runAsUser: 999, fsGroup: 999, seccompProfile: { type: "RuntimeDefault" } },
+              securityContext: {
+                runAsNonRoot: true,
+                runAsUser: 999,
+                fsGroup: 999,
+                seccompProfile: { type: "RuntimeDefault" },
+              },
               terminationGracePeriodSeconds: 5,
               containers: [
                 {
@@ -51,11 +56,17 @@ describe.skipIf(reason)("PostgreSQL image on local-path storage", () => {
                   imagePullPolicy: "Never",
                   env: [
                     { name: "POSTGRES_USER", valueFrom: { secretKeyRef: { name: "db", key: "username" } } },
-                    { name: "POSTGRES_PASSWORD", valueFrom: { secretKeyRef: { name: "db", key: "password" } } },
+                    {
+                      name: "POSTGRES_PASSWORD",
+                      valueFrom: { secretKeyRef: { name: "db", key: "password" } },
+                    },
                     { name: "POSTGRES_DB", valueFrom: { secretKeyRef: { name: "db", key: "database" } } },
                   ],
                   ports: [{ containerPort: 5432 }],
-                  readinessProbe: { exec: { command: ["pg_isready", "-h", "127.0.0.1", "-p", "5432"] }, periodSeconds: 2 },
+                  readinessProbe: {
+                    exec: { command: ["pg_isready", "-h", "127.0.0.1", "-p", "5432"] },
+                    periodSeconds: 2,
+                  },
                   volumeMounts: [{ name: "data", mountPath: "/var/lib/postgresql/data" }],
                   securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } },
                 },
@@ -71,8 +82,13 @@ describe.skipIf(reason)("PostgreSQL image on local-path storage", () => {
         },
       },
     ]);
-    await kubectl(["rollout", "status", "statefulset/db", "--timeout=180s"], { namespace: ns.name, timeoutMs: 190_000 });
-    host = (await kubectl(["get", "service", "db", "-o", "jsonpath={.spec.clusterIP}"], { namespace: ns.name })).stdout;
+    await kubectl(["rollout", "status", "statefulset/db", "--timeout=180s"], {
+      namespace: ns.name,
+      timeoutMs: 190_000,
+    });
+    host = (
+      await kubectl(["get", "service", "db", "-o", "jsonpath={.spec.clusterIP}"], { namespace: ns.name })
+    ).stdout;
   }, 240_000);
 
   /** Runs psql in a pod with PGPASSWORD=`pw`; returns its exit code and output. */
@@ -90,8 +106,21 @@ describe.skipIf(reason)("PostgreSQL image on local-path storage", () => {
               name: "psql",
               image,
               imagePullPolicy: "Never",
-              command: ["psql", "-h", host, "-U", "app", "-d", "appdb", "-tAc", "select current_user || '@' || current_database()"],
-              env: [{ name: "PGPASSWORD", value: pw }, { name: "PGCONNECT_TIMEOUT", value: "10" }],
+              command: [
+                "psql",
+                "-h",
+                host,
+                "-U",
+                "app",
+                "-d",
+                "appdb",
+                "-tAc",
+                "select current_user || '@' || current_database()",
+              ],
+              env: [
+                { name: "PGPASSWORD", value: pw },
+                { name: "PGCONNECT_TIMEOUT", value: "10" },
+              ],
               securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } },
             },
           ],
@@ -100,7 +129,9 @@ describe.skipIf(reason)("PostgreSQL image on local-path storage", () => {
     ]);
     const phase = await waitFor(
       async () => {
-        const r = await kubectl(["get", "pod", name, "-o", "jsonpath={.status.phase}"], { namespace: ns.name });
+        const r = await kubectl(["get", "pod", name, "-o", "jsonpath={.status.phase}"], {
+          namespace: ns.name,
+        });
         return r.stdout === "Succeeded" || r.stdout === "Failed" ? r.stdout : undefined;
       },
       { timeoutMs: 90_000, what: `pod ${name} to finish` },
@@ -115,7 +146,9 @@ describe.skipIf(reason)("PostgreSQL image on local-path storage", () => {
     const bad = await psql("psql-bad", `${password}x`);
     expect(bad.phase).toBe("Failed");
     expect(bad.logs).toContain('password authentication failed for user "app"');
-    const pvc = await kubectl(["get", "pvc", "data-db-0", "-o", "jsonpath={.status.phase}"], { namespace: ns.name });
+    const pvc = await kubectl(["get", "pvc", "data-db-0", "-o", "jsonpath={.status.phase}"], {
+      namespace: ns.name,
+    });
     expect(pvc.stdout).toBe("Bound");
   }, 200_000);
 });
