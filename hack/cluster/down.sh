@@ -54,7 +54,7 @@ if [[ -f "$STATE_DIR/addons" ]]; then
 fi
 
 # 2. The kubelet first (or it restarts what we stop), then every pod container.
-kill_pidfile "$STATE_DIR/pids/kubelet.pid" 5
+kill_pidfile "$STATE_DIR/pids/kubelet.pid" 3
 kill_pidfile "$STATE_DIR/pids/kube-proxy.pid" 2
 kill_pidfile "$STATE_DIR/pids/kwok.pid" 2
 CTR=(ctr --address "$CONTAINERD_SOCK" -n k8s.io)
@@ -66,9 +66,11 @@ fi
 
 # 3. containerd, then any shim of this node still alive (matched by our socket path), removing
 # the shim's own socket file under /run/containerd/s when it cannot do so itself.
-kill_pidfile "$STATE_DIR/pids/containerd.pid" 5
+kill_pidfile "$STATE_DIR/pids/containerd.pid" 3
+# The shims live in the node netns, and unix sockets are listed per netns.
 for pid in $(shim_pids); do
-  socks="$(ss -xlpn 2>/dev/null | awk -v p="pid=$pid," 'index($0, p) { print $5 }' | grep '^/run/containerd/s/' || true)"
+  socks="$(nsenter --net="/var/run/netns/$NODE_NETNS" -- ss -xlpn 2>/dev/null |
+    awk -v p="pid=$pid," 'index($0, p) { print $5 }' | grep '^/run/containerd/s/' || true)"
   kill -KILL "$pid" 2>/dev/null || true
   for s in $socks; do rm -f "$s"; done
 done

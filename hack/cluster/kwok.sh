@@ -10,8 +10,18 @@ start_kwok() {
   local n="$1" i
   # Pod IPs of simulated pods are labels only (nothing routes to them): a range no real
   # network here uses, large enough for thousands of pods.
+  # kwok plays 4 pod stages at a time by default: too few for thousands of pods on a busy API.
+  cat >"$STATE_DIR/kwok.yaml" <<EOF
+apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokConfiguration
+options:
+  podPlayStageParallelism: 64
+  nodePlayStageParallelism: 16
+  nodeLeaseParallelism: 16
+  podsOnNodeSyncParallelism: 4
+EOF
   start kwok kwok --kubeconfig "$STATE_DIR/pki/kwok.kubeconfig" \
-    --config "$BIN_DIR/kwok-stages.yaml" \
+    --config "$BIN_DIR/kwok-stages.yaml" --config "$STATE_DIR/kwok.yaml" \
     --manage-all-nodes=false \
     --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
     --cidr 100.64.0.0/16 --node-ip "$HOST_IP" \

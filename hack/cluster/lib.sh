@@ -100,7 +100,7 @@ pid_is_ours() {
 shim_pids() {
   local pid
   for pid in $(pgrep -f -- "-address $CONTAINERD_SOCK" || true); do
-    if tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q '^containerd-shim'; then echo "$pid"; fi
+    if tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q '^[^ ]*containerd-shim'; then echo "$pid"; fi
   done
   return 0
 }

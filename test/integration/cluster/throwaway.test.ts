@@ -53,9 +53,12 @@ function processesOfCluster(): string[] {
   return found;
 }
 
-/** Listening unix sockets of the given pids (shims keep theirs under /run/containerd/s). */
-async function socketsOf(pids: string[]): Promise<string[]> {
-  const { stdout } = await execFileP("ss", ["-xlpn"]);
+/**
+ * Listening unix sockets of the given pids in a netns (shims keep theirs under /run/containerd/s;
+ * unix sockets are listed per network namespace, and the shims live in the node's).
+ */
+async function socketsOf(pids: string[], netns: string): Promise<string[]> {
+  const { stdout } = await execFileP("nsenter", [`--net=/var/run/netns/${netns}`, "--", "ss", "-xlpn"]);
   return stdout
     .split("\n")
     .filter((l) => pids.some((p) => l.includes(`pid=${p},`)))
@@ -142,7 +145,7 @@ describe.skipIf(!isRoot)("a throwaway cluster", () => {
     // What the cluster holds while it runs, to check each is gone afterwards.
     const pids = processesOfCluster();
     expect(pids.length).toBeGreaterThan(5);
-    shimSockets = await socketsOf(pids);
+    shimSockets = await socketsOf(pids, env.NODE_NETNS);
     expect(shimSockets.length).toBeGreaterThan(0);
     const mountsBefore = readFileSync("/proc/self/mountinfo", "utf8");
     expect(mountsBefore).toContain(stateDir);

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { KubeConfig, VersionApi } from "@kubernetes/client-node";
@@ -52,6 +52,8 @@ async function removeOrphanTestClusters(): Promise<void> {
     const pid = Number(name.slice(testPrefix.length));
     if (!name.startsWith(testPrefix) || !Number.isInteger(pid) || pid === process.pid) continue;
     if (existsSync(`/proc/${pid}`)) continue; // another run is still using it
+    // Kept on purpose (CRONSCALE_KEEP_CLUSTER=1), e.g. to be reused through KUBECONFIG.
+    if (existsSync(join(clustersRoot, name, "kept"))) continue;
     process.stderr.write(`integration setup: removing orphaned test cluster ${name}\n`);
     await runScript("down.sh", { CLUSTER_NAME: name }).catch(() => undefined);
   }
@@ -95,6 +97,7 @@ export default async function setup(project: TestProject): Promise<(() => Promis
   const started = Date.now();
   const teardown = async (): Promise<void> => {
     if (process.env.CRONSCALE_KEEP_CLUSTER === "1") {
+      writeFileSync(join(clustersRoot, name, "kept"), `kept by vitest run ${process.pid}\n`);
       process.stderr.write(
         `integration setup: keeping cluster ${name} (CLUSTER_NAME=${name} hack/cluster/down.sh removes it)\n`,
       );
