@@ -67,9 +67,9 @@ describe.skipIf(reason)("ingress add-on (Traefik) with cert-manager", () => {
     httpPort = Number(env.INGRESS_HTTP_PORT);
     httpsPort = Number(env.INGRESS_HTTPS_PORT);
     host = `site.${ns.name}.example.test`;
-    const python = nodeImages("python").python;
+    const webapp = nodeImages("webapp").webapp;
     await apply(ns.name, [
-      ...webApp("site", python, "ingress-test"),
+      ...webApp("site", webapp),
       {
         apiVersion: "cert-manager.io/v1",
         kind: "Certificate",
@@ -118,14 +118,14 @@ describe.skipIf(reason)("ingress add-on (Traefik) with cert-manager", () => {
     ).stdout;
     const ok = await waitFor(
       async () => {
-        const a = await get(httpPort, host, "/hello");
+        const a = await get(httpPort, host, "/");
         return a.status === 200 ? a : undefined;
       },
       { timeoutMs: 60_000, what: `HTTP 200 for ${host}` },
     );
-    expect(ok.body).toBe(`ingress-test ${pod} /hello\n`);
+    expect(ok.body).toBe(`cronscale webapp on ${pod}\n`);
     // Another Host matches no rule.
-    expect((await get(httpPort, `other.${ns.name}.example.test`, "/hello")).status).toBe(404);
+    expect((await get(httpPort, `other.${ns.name}.example.test`, "/")).status).toBe(404);
   }, 90_000);
 
   it("serves the cert-manager certificate over TLS, chained to the cluster CA", async () => {
@@ -140,13 +140,13 @@ describe.skipIf(reason)("ingress add-on (Traefik) with cert-manager", () => {
 
     const a = await waitFor(
       async () => {
-        const r = await get(httpsPort, host, "/secure", { ca: caPem });
+        const r = await get(httpsPort, host, "/", { ca: caPem });
         return r.status === 200 ? r : undefined;
       },
       { timeoutMs: 60_000, what: `HTTPS 200 for ${host}` },
     );
     expect(a.authorized).toBe(true);
-    expect(a.body).toMatch(/^ingress-test site-[a-z0-9-]+ \/secure\n$/);
+    expect(a.body).toMatch(/^cronscale webapp on site-[a-z0-9-]+\n$/);
     const peer = a.peer;
     if (!peer) throw new Error("no peer certificate");
     expect(peer.fingerprint256).toBe(issued.fingerprint256);
@@ -156,6 +156,6 @@ describe.skipIf(reason)("ingress add-on (Traefik) with cert-manager", () => {
     expect(ca.ca).toBe(true);
 
     // Without the cluster CA the same chain is not trusted.
-    await expect(get(httpsPort, host, "/secure", {})).rejects.toThrow();
+    await expect(get(httpsPort, host, "/", {})).rejects.toThrow();
   }, 120_000);
 });

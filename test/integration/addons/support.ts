@@ -85,29 +85,17 @@ export function nodeImages<N extends ImageName>(...names: N[]): Record<N, string
 }
 
 /**
- * A small Python HTTP server for pods: answers `<body> <hostname> <path>`; `/burn?ms=N` burns
- * CPU for N ms first (the load the CPU HPA test creates). Threaded, so concurrent load uses
- * more than one core.
+ * A bash script for the `shell` image that sends one HTTP/1.0 GET to host:port/path through
+ * bash's /dev/tcp (name resolution by glibc, i.e. the cluster DNS) and prints the response body.
  */
-export const webServerPy = `
-import http.server, os, socket, time, urllib.parse
-BODY = os.environ.get("BODY", "hello")
-class H(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        u = urllib.parse.urlparse(self.path)
-        ms = int(urllib.parse.parse_qs(u.query).get("ms", ["0"])[0])
-        end = time.thread_time() + ms / 1000
-        while time.thread_time() < end:
-            pass
-        out = f"{BODY} {socket.gethostname()} {u.path}\\n".encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(out)))
-        self.end_headers()
-        self.wfile.write(out)
-    def log_message(self, *a):
-        pass
-http.server.ThreadingHTTPServer(("", 8080), H).serve_forever()
-`;
+export function httpGetScript(host: string, port: number, path: string): string {
+  return [
+    `exec 3<>/dev/tcp/${host}/${port}`,
+    `printf 'GET ${path} HTTP/1.0\\r\\nHost: ${host}\\r\\n\\r\\n' >&3`,
+    // Body: everything after the blank line that ends the headers.
+    "sed '1,/^\\r\\?$/d' <&3",
+  ].join("\n");
+}
 
 /** Pod-level security settings every test pod uses (non-root, no privileges). */
 export const securityContext = {
@@ -119,8 +107,11 @@ export const securityContext = {
 /** The container-level counterpart of securityContext. */
 export const containerSecurity = { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } };
 
-/** A Deployment + Service (port 80 -> 8080) running webServerPy with `body`. */
-export function webApp(name: string, image: string, body: string, extra: { cpu?: string } = {}): object[] {
+/**
+ * A Deployment + Service (port 80 -> 8080) of the project's `webapp` image: `/` answers
+ * "cronscale webapp on <pod>", `/burn?ms=N` burns N ms of CPU.
+ */
+export function webApp(name: string, image: string, extra: { cpu?: string } = {}): object[] {
   const labels = { app: name };
   return [
     {
@@ -140,10 +131,9 @@ export function webApp(name: string, image: string, body: string, extra: { cpu?:
                 name: "web",
                 image,
                 imagePullPolicy: "Never",
-                command: ["python3", "-c", webServerPy],
-                env: [{ name: "BODY", value: body }],
+                env: [{ name: "PORT", value: "8080" }],
                 ports: [{ containerPort: 8080 }],
-                readinessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 1 },
+                readinessProbe: { httpGet: { path: "/livez", port: 8080 }, periodSeconds: 1 },
                 securityContext: containerSecurity,
                 resources: extra.cpu ? { requests: { cpu: extra.cpu }, limits: { cpu: "1" } } : undefined,
               },
