@@ -104,6 +104,8 @@ describe("leader election between two processes", () => {
     await putSource("p3", { v: "1" });
 
     const code = await leader.exited;
+    if (code !== 1)
+      console.log(`old leader exited with ${code}; last lines: ${JSON.stringify(leader.lines.slice(-10))}`);
     expect(code, JSON.stringify(leader.lines.slice(-8))).toBe(1);
     expect(leader.lines.some((l) => l.msg === "leader lease lost")).toBe(true);
     expect(applies(leader)).toBe(before);
