@@ -97,6 +97,14 @@ cluster-down: ## Stop the local cluster and remove everything it made
 cluster-status: ## Say what of the local cluster is running
 	hack/cluster/status.sh
 
+.PHONY: images
+images: ## Build every local image (cached, content-addressed)
+	@for n in pause shell bash python go bun node postgres webapp kubeprobe; do hack/images/build.sh $$n; done
+
+.PHONY: images-smoke
+images-smoke: ## Run each local image in a private containerd (needs root)
+	hack/images/smoke.sh
+
 ##@ Run
 
 .PHONY: run
