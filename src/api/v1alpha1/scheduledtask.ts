@@ -259,6 +259,7 @@ export const scheduledTaskKind = defineKind({
     "A script run on a cron schedule in a timezone, with a timeout and a resource plan. Each run is recorded as a TaskExecution. Annotate with cronscale.io/run-now=<token> to run it at once.",
   specSchema: scheduledTaskSpecSchema,
   statusSchema: scheduledTaskStatusSchema,
+  // AGE is appended by the CRD generator for every kind.
   printerColumns: [
     { name: "Schedule", type: "string", jsonPath: ".spec.schedule", description: "Cron expression." },
     {
@@ -286,12 +287,6 @@ export const scheduledTaskKind = defineKind({
       type: "string",
       jsonPath: ".status.nextRunTime",
       description: "When the next execution is due.",
-    },
-    {
-      name: "Age",
-      type: "date",
-      jsonPath: ".metadata.creationTimestamp",
-      description: "Time since creation.",
     },
   ],
   topLevelValidations: [

@@ -11,7 +11,7 @@ let op: TestOperator;
 
 beforeAll(async () => {
   await installCrds();
-  op = await startOperator(ns.name, localTaskConfig({ maxExecutionsPerTask: 10 }));
+  op = await startOperator(ns.name, localTaskConfig({ maxExecutionsPerTask: 10 }, ["Bash"]));
 }, 600_000);
 afterAll(async () => {
   await op?.stop();
@@ -154,11 +154,12 @@ describe("ScheduledTask lifecycle", () => {
   });
 
   it("reports a script above its plan's memory as exceeding the plan's memory", async () => {
-    await applyTask(ns.name, "hungry", {
-      ...bash(""),
-      language: "Python",
-      script: "print('allocating', flush=True)\nb = b'x' * (400 * 1024 * 1024)\nprint('never')\n",
-    });
+    // 400 MB in a shell variable, on a 256 MB plan.
+    await applyTask(
+      ns.name,
+      "hungry",
+      bash('echo allocating; x=$(head -c 400000000 /dev/zero | tr "\\0" a); echo never'),
+    );
     await waitTask(ns.name, "hungry", (x) => x.status?.phase === "Running", "Running");
     await runNow(ns.name, "hungry", "1");
     const [run] = await waitExecutions(ns.name, "hungry", () => true);

@@ -12,7 +12,7 @@ import { KubeListWatch } from "../../../src/runtime/listwatch.ts";
 import { Manager } from "../../../src/runtime/manager.ts";
 import { KubeTransport } from "../../../src/runtime/rest.ts";
 import { clusterEnv, hasClusterEnv, kubeConfig, kubectl } from "../../support/cluster.ts";
-import { imageRef, loadImages } from "../../support/images.ts";
+import { imageOverrideVar, imageRef, loadImages } from "../../support/images.ts";
 
 // The operator's task controllers running in this test process against the test cluster, with
 // the locally built runtime images, so tests see real CronJobs, Jobs, pods and records.
@@ -39,12 +39,21 @@ export interface TestOperator {
   stop(): Promise<void>;
 }
 
-/** Loads the language images into the node and returns the controllers' config using them. */
-export function localTaskConfig(overrides: Partial<TaskControllerConfig> = {}): TaskControllerConfig {
-  if (hasClusterEnv()) loadImages(["bash", "python", "go", "bun"], clusterEnv().CONTAINERD_ADDRESS);
+const IMAGE_OF = { Bash: "bash", Python: "python", Go: "go", Bun: "bun" } as const;
+
+/** Loads the images of `languages` into the node and returns the controllers' config using them. */
+export function localTaskConfig(
+  overrides: Partial<TaskControllerConfig> = {},
+  languages: (keyof typeof IMAGE_OF)[] = ["Bash", "Python", "Go", "Bun"],
+): TaskControllerConfig {
+  // An image named by CRONSCALE_IMAGE_<NAME> is already where the node finds it: not rebuilt.
+  const names = languages.map((l) => IMAGE_OF[l]).filter((n) => !process.env[imageOverrideVar(n)]);
+  if (hasClusterEnv() && names.length > 0) loadImages(names, clusterEnv().CONTAINERD_ADDRESS);
+  const images = { ...DEFAULT_TASK_CONTROLLER_CONFIG.images };
+  for (const l of languages) images[l] = imageRef(IMAGE_OF[l]);
   return {
     ...DEFAULT_TASK_CONTROLLER_CONFIG,
-    images: { Bash: imageRef("bash"), Python: imageRef("python"), Go: imageRef("go"), Bun: imageRef("bun") },
+    images,
     // Imported into the node's containerd: never pulled (there is no registry to pull from).
     imagePullPolicy: hasClusterEnv() ? "Never" : "IfNotPresent",
     ...overrides,
