@@ -107,6 +107,13 @@ for f in "$STATE_DIR"/pids/*.pid; do
 done
 kill_pidfile "$STATE_DIR/pids/etcd.pid" 2
 
+# The kubelet's device-plugin and pod-resources sockets have fixed host paths shared by every
+# kubelet on the machine: remove them with the last cluster.
+others="$(find "$CLUSTERS_ROOT" -mindepth 1 -maxdepth 1 -type d ! -name "$CLUSTER_NAME" 2>/dev/null | head -1)"
+if [[ -z "$others" ]]; then
+  rm -f /var/lib/kubelet/device-plugins/kubelet.sock /var/lib/kubelet/pod-resources/kubelet.sock
+fi
+
 # 7. The pods' cgroups (deepest first), then the state dir.
 for d in $(cgroup_dirs); do
   find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true
