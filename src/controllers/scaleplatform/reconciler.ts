@@ -152,7 +152,9 @@ export class ScalePlatformReconciler implements Reconciler {
     const hpa = desiredHpa(inp);
     if (hpa) desired.push(hpa);
 
+    // Keyed by kind and name: two Services (app and database) share a kind.
     const live = new Map<string, KubeObject | undefined>();
+    const keyOf = (d: KubeObject) => `${d.kind}/${d.metadata.name}`;
     for (const d of desired) {
       const name = d.metadata.name ?? "";
       const l = await this.get(ctx, d.apiVersion, d.kind, ns, name);
@@ -163,11 +165,11 @@ export class ScalePlatformReconciler implements Reconciler {
           `${d.kind} ${name} already exists and does not belong to this platform`,
           ctx,
         );
-      live.set(d.kind, l);
+      live.set(keyOf(d), l);
     }
     const missing: string[] = [];
     for (let d of desired) {
-      const l = live.get(d.kind);
+      const l = live.get(keyOf(d));
       // Starting after a stop: an HPA never scales a Deployment at 0 replicas, so set its minimum
       // once; later applies leave replicas out again and the HPA owns it.
       if (
@@ -179,7 +181,7 @@ export class ScalePlatformReconciler implements Reconciler {
       } else if (!needsApply(d, l)) continue;
       const applied = await ctx.client.apply(d);
       if (!l) missing.push(`${d.kind}/${d.metadata.name}`);
-      live.set(d.kind, applied);
+      live.set(keyOf(d), applied);
       ctx.log.info({ platform: key.name, kind: d.kind, name: d.metadata.name }, "applied child");
     }
     await this.prune(ctx, inp, hpa === undefined, cert === undefined);
@@ -219,12 +221,12 @@ export class ScalePlatformReconciler implements Reconciler {
       : deriveSteps(
           {
             missing,
-            statefulSet: live.get("StatefulSet"),
+            statefulSet: live.get(`StatefulSet/${platformDatabaseName(key.name)}`),
             pvc,
-            deployment: live.get("Deployment"),
+            deployment: live.get(`Deployment/${platformAppName(key.name)}`),
             appPods: pods,
             configHash: configHash(data),
-            ingress: live.get("Ingress"),
+            ingress: live.get(`Ingress/${platformAppName(key.name)}`),
             ingressClassExists: await ingressClassExists(ctx, inp),
             requireIngressAddress: this.config.requireIngressAddress,
             tls,
@@ -238,7 +240,7 @@ export class ScalePlatformReconciler implements Reconciler {
       inp,
       steps,
       previous: prev,
-      deployment: live.get("Deployment"),
+      deployment: live.get(`Deployment/${platformAppName(key.name)}`),
       pvc,
       appPods: pods,
       tls,
