@@ -4,7 +4,8 @@
 # node's veth; one real node (containerd + kubelet + kube-proxy) in its own network namespace;
 # optionally KWOK_NODES simulated nodes; then the ADDONS (comma list, hack/cluster/addons/NAME.sh).
 # State: /var/tmp/cronscale/clusters/$CLUSTER_NAME/ (kubeconfig, cluster.env, logs/, pids/).
-# Knobs: CLUSTER_NAME, KWOK_NODES, ADDONS, HPA_SYNC_PERIOD (5s), HPA_DOWNSCALE_STABILIZATION (30s).
+# Knobs: CLUSTER_NAME, KWOK_NODES, ADDONS, HPA_SYNC_PERIOD (5s), HPA_DOWNSCALE_STABILIZATION (30s),
+# NODE_READY_TIMEOUT (300 s; a busy 2-core machine needed more than 120).
 # See hack/cluster/README.md.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -197,7 +198,7 @@ if ((KWOK_NODES > 0)); then
 fi
 
 log "waiting for node $NODE_NAME to be Ready"
-wait_until "node $NODE_NAME Ready" 120 kubectl --kubeconfig "$KUBECONFIG" wait --for=condition=Ready \
+wait_until "node $NODE_NAME Ready" "${NODE_READY_TIMEOUT:-300}" kubectl --kubeconfig "$KUBECONFIG" wait --for=condition=Ready \
   "node/$NODE_NAME" --timeout=2s
 # Pods need the default ServiceAccount; its controller creates it shortly after start.
 wait_until "default ServiceAccount" 60 kubectl --kubeconfig "$KUBECONFIG" get serviceaccount default -n default
