@@ -26,9 +26,11 @@ RUN if ls /tmp/extra-ca/*.pem >/dev/null 2>&1; then \
  && npm ci --ignore-scripts --no-audit --no-fund --cache /tmp/.npm \
  && rm -rf /tmp/.npm /tmp/extra-ca /tmp/extra-ca.pem
 COPY src ./src
-# What the final stage takes is gathered in /out, so that it is copied in one layer.
+# What the final stage takes is gathered in /out, so that it is copied in one layer. The prune is
+# --offline: it only removes, but online it would ask the registry about every optional
+# platform package it does not install.
 RUN npm run build \
- && npm prune --omit=dev --ignore-scripts --no-audit --no-fund --cache /tmp/.npm \
+ && npm prune --omit=dev --offline --ignore-scripts --no-audit --no-fund --cache /tmp/.npm \
  && rm -rf /tmp/.npm \
  && mkdir /out && mv package.json node_modules dist /out/
 

@@ -98,6 +98,8 @@ fi
 ctx=$(mktemp -d /tmp/cronscale-operator-ctx.XXXXXX)
 trap 'rm -rf "$ctx" "$ctx.log"' EXIT
 (cd "$ROOT" && cp --parents -- "${files[@]}" "$ctx/")
+# Same metadata on every build (the classic builder's COPY cache looks at file headers).
+chmod -R u=rwX,go=rX "$ctx"
 # The CA npm must trust to reach the registry from this network (see hack/docker/extra-ca/).
 # Not part of the hash: it decides whether the download works, not what the image holds.
 ca_file="${BUILD_CA_FILE-${NODE_EXTRA_CA_CERTS:-}}"
@@ -105,6 +107,7 @@ if [ -n "$ca_file" ]; then
   [ -r "$ca_file" ] || die "BUILD_CA_FILE=$ca_file is not readable"
   cp "$ca_file" "$ctx/hack/docker/extra-ca/build-ca.pem"
 fi
+find "$ctx" -exec touch -h -d @0 {} +
 
 # The classic builder: it uses the loaded base as is, where BuildKit's resolver may ask a
 # registry about FROM images. --network host is for npm ci (the daemon has no bridge).
