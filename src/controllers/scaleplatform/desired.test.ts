@@ -121,7 +121,9 @@ describe("ScalePlatform builders", () => {
     ]);
     expect(hpa.metrics).toHaveLength(4);
     const inp = platformInputs(makePlatform("shop"), makePlatform("shop").spec, TEST_CONFIG, noFeatures);
-    expect((desiredHpa(inp)?.spec as { metrics: unknown[] }).metrics).toHaveLength(2);
+    const cpuMemOnly = desiredHpa(inp);
+    expect(cpuMemOnly).toBeDefined();
+    expect((cpuMemOnly!.spec as { metrics: unknown[] }).metrics).toHaveLength(2);
   });
 
   it("Custom plans take spec.resources; the cost comes from the price table", () => {

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# `make run`: the operator against a cluster, with the samples applied.
+#  - KUBECONFIG (or --kubeconfig PATH) pointing at a reachable cluster: use it, start nothing local.
+#  - otherwise: start the local cluster "$CLUSTER_NAME" (hack/cluster/up.sh), load the task
+#    runtime images into its node, and stop it all again on Ctrl-C.
+# The operator runs as a host process (node src/main.ts) for a fast edit loop; its log goes to
+# the terminal. Ctrl-C stops the operator, then the local cluster if this script started it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+kubeconfig="${KUBECONFIG:-}"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --kubeconfig) kubeconfig="$2"; shift 2 ;;
+    --kubeconfig=*) kubeconfig="${1#*=}"; shift ;;
+    *) echo "hack/run.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+
+BIN_DIR=$(hack/cluster/build.sh)
+kubectl() { "$BIN_DIR/kubectl" "$@"; }
+started_cluster=""
+operator_pid=""
+
+cleanup() {
+  trap - EXIT INT TERM
+  if [ -n "$operator_pid" ] && kill -0 "$operator_pid" 2>/dev/null; then
+    echo "stopping the operator"
+    kill -TERM "$operator_pid" 2>/dev/null || true
+    wait "$operator_pid" 2>/dev/null || true
+  fi
+  if [ -n "$started_cluster" ]; then
+    echo "stopping local cluster $started_cluster"
+    CLUSTER_NAME="$started_cluster" hack/cluster/down.sh || true
+  fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+operator_env=()
+if [ -n "$kubeconfig" ]; then
+  if ! KUBECONFIG="$kubeconfig" kubectl version --request-timeout=10s >/dev/null 2>&1; then
+    echo "hack/run.sh: the cluster of $kubeconfig does not answer" >&2
+    exit 1
+  fi
+  echo "using the cluster of $kubeconfig ($(KUBECONFIG="$kubeconfig" kubectl config current-context))"
+  echo "task pods use the default public images of the operator configuration"
+else
+  hack/cluster/host-deps.sh
+  CLUSTER_NAME="${CLUSTER_NAME:-cronscale}" hack/cluster/up.sh
+  started_cluster="${CLUSTER_NAME:-cronscale}"
+  # shellcheck disable=SC1090
+  source "/var/tmp/cronscale/clusters/$started_cluster/cluster.env"
+  kubeconfig="$KUBECONFIG"
+  # No registry here: the task runtimes are built locally and imported into the node.
+  for lang in bash python go bun; do
+    ref=$(CONTAINERD_ADDRESS="$CONTAINERD_ADDRESS" hack/images/load.sh "$lang" | tail -n 1)
+    key=$(echo "$lang" | tr '[:lower:]' '[:upper:]')
+    operator_env+=("CRONSCALE_CONTROLLERS__SCHEDULED_TASK__IMAGES__$key=$ref")
+  done
+  operator_env+=("CRONSCALE_CONTROLLERS__SCHEDULED_TASK__IMAGE_PULL_POLICY=Never")
+fi
+export KUBECONFIG="$kubeconfig"
+
+echo "installing the CRDs"
+kubectl apply --server-side --force-conflicts -f crds/ >/dev/null
+kubectl wait --for=condition=Established --timeout=60s -f crds/ >/dev/null
+
+echo "starting the operator (log below)"
+env "${operator_env[@]}" CRONSCALE_HTTP_HOST=127.0.0.1 CRONSCALE_HTTP_PORT="${CRONSCALE_HTTP_PORT:-18080}" \
+  node src/main.ts &
+operator_pid=$!
+
+echo "applying the samples"
+kubectl apply -f manifests/samples/ >/dev/null
+
+cat <<MSG
+
+  cronscale is running.  In another terminal:
+
+    export KUBECONFIG=$KUBECONFIG PATH=$BIN_DIR:\$PATH
+    kubectl get stask,splat
+    kubectl get texec -l cronscale.io/task=hello-bash      # one record per run, every minute
+    kubectl describe texec -l cronscale.io/task=hello-bash  # console output of each run
+    curl -s localhost:${CRONSCALE_HTTP_PORT:-18080}/metrics | grep controller_runtime
+
+  Ctrl-C stops the operator${started_cluster:+ and the local cluster}.
+
+MSG
+wait "$operator_pid"
