@@ -28,8 +28,9 @@ pid_alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 # close_fds — closes every inherited descriptor above 2 (but bash's own 255), so a daemon
 # started from here never holds a caller's lock file or pipe open.
 close_fds() {
-  local fd
-  for fd in $(ls /proc/$BASHPID/fd); do
+  local f fd
+  for f in /proc/"$BASHPID"/fd/*; do
+    fd="${f##*/}"
     [ "$fd" -gt 2 ] && [ "$fd" != 255 ] && eval "exec $fd>&-"
   done 2>/dev/null || true
 }
