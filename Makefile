@@ -105,6 +105,14 @@ images: ## Build every local image (cached, content-addressed)
 images-smoke: ## Run each local image in a private containerd (needs root)
 	hack/images/smoke.sh
 
+.PHONY: image
+image: ## Build the operator image with the project's docker daemon (cached by input hash); prints its ref
+	hack/docker/build-operator-image.sh
+
+.PHONY: docker-down
+docker-down: ## Stop the project's docker daemon (keeps its layer cache)
+	hack/docker/dockerd.sh down
+
 ##@ Run
 
 .PHONY: run
