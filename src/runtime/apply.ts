@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from "node:util";
-import { FIELD_MANAGER } from "./client.ts";
+import { FIELD_MANAGER, type KubeClient } from "./client.ts";
 import type { KubeObject } from "./types.ts";
 
 /** Metadata fields a desired object may carry; the rest of metadata is server-owned. */
@@ -138,4 +138,24 @@ export function statusNeedsApply(desiredStatus: unknown, live: KubeObject | unde
   const ownedStatus = owned?.["f:status"];
   if (!isObject(ownedStatus)) return false;
   return ownsFieldsNotDesired(ownedStatus, desiredStatus ?? {});
+}
+
+/**
+ * Applies `status` to `live` (of `type`: cached list items may lack apiVersion/kind) through the status subresource only when it differs from what is
+ * stored; returns whether it wrote. The one place reconcilers keep status writes at zero.
+ */
+export async function applyStatusIfChanged(
+  client: KubeClient,
+  type: { apiVersion: string; kind: string },
+  live: KubeObject,
+  status: unknown,
+): Promise<boolean> {
+  if (!statusNeedsApply(status, live)) return false;
+  await client.applyStatus({
+    apiVersion: type.apiVersion,
+    kind: type.kind,
+    metadata: { name: live.metadata.name, namespace: live.metadata.namespace },
+    status,
+  });
+  return true;
 }

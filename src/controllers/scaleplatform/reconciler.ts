@@ -13,7 +13,7 @@ import {
   type ScalePlatformStatus,
   scalePlatformSpecSchema,
 } from "../../api/v1alpha1/scaleplatform.ts";
-import { needsApply, statusNeedsApply } from "../../runtime/apply.ts";
+import { applyStatusIfChanged, needsApply } from "../../runtime/apply.ts";
 import { type Condition, setCondition } from "../../runtime/conditions.ts";
 import { isConflict } from "../../runtime/errors.ts";
 import type {
@@ -248,7 +248,14 @@ export class ScalePlatformReconciler implements Reconciler {
       health,
       now,
     });
-    if (await this.writeStatus(platform, status, ctx)) {
+    if (
+      await applyStatusIfChanged(
+        ctx.client,
+        { apiVersion: API_VERSION, kind: "ScalePlatform" },
+        platform,
+        status,
+      )
+    ) {
       for (const e of stepEvents(platform, prev, status, appImage(inp))) {
         await (e.warning
           ? ctx.events.warning(platform, e.reason, e.action, e.note)
@@ -311,26 +318,18 @@ export class ScalePlatformReconciler implements Reconciler {
       phase: "Failed",
       conditions,
     };
-    if (await this.writeStatus(platform, status, ctx)) {
+    if (
+      await applyStatusIfChanged(
+        ctx.client,
+        { apiVersion: API_VERSION, kind: "ScalePlatform" },
+        platform,
+        status,
+      )
+    ) {
       await ctx.events.warning(platform, reason, "Validate", message);
       ctx.log.warn({ platform: platform.metadata.name, reason }, "platform refused");
     }
     // Terminal: nothing changes until the spec (or the conflicting object) does; look again slowly.
     return { requeueAfter: 60_000 };
-  }
-
-  private async writeStatus(
-    platform: ScalePlatform,
-    status: ScalePlatformStatus,
-    ctx: ReconcileContext,
-  ): Promise<boolean> {
-    if (!statusNeedsApply(status, platform)) return false;
-    await ctx.client.applyStatus({
-      apiVersion: API_VERSION,
-      kind: "ScalePlatform",
-      metadata: { name: platform.metadata.name, namespace: platform.metadata.namespace },
-      status,
-    });
-    return true;
   }
 }

@@ -4,7 +4,7 @@ import { ANNOTATION_RUN_NOW, LABEL_TASK } from "../../api/v1alpha1/labels.ts";
 import type { ScheduledTask, ScheduledTaskSpec } from "../../api/v1alpha1/scheduledtask.ts";
 import type { TaskExecution } from "../../api/v1alpha1/taskexecution.ts";
 import { nextRuns } from "../../cron/index.ts";
-import { needsApply, statusNeedsApply } from "../../runtime/apply.ts";
+import { applyStatusIfChanged, needsApply } from "../../runtime/apply.ts";
 import { isConflict } from "../../runtime/errors.ts";
 import type {
   KubeObject,
@@ -139,7 +139,7 @@ export class ScheduledTaskReconciler implements Reconciler {
       lastManualRunToken: token,
       now,
     });
-    await this.writeStatus(task, status, ctx);
+    await applyStatusIfChanged(ctx.client, { apiVersion: API_VERSION, kind: "ScheduledTask" }, task, status);
 
     let requeue = MAX_REQUEUE_MS;
     if (nextRun) requeue = Math.min(requeue, nextRun.getTime() - now.getTime() + 1000);
@@ -181,22 +181,13 @@ export class ScheduledTaskReconciler implements Reconciler {
     ctx: ReconcileContext,
   ) {
     const status = computeStatus({ task, invalid, executions: [], now: ctx.clock.now() });
-    if (await this.writeStatus(task, status, ctx)) {
+    if (
+      await applyStatusIfChanged(ctx.client, { apiVersion: API_VERSION, kind: "ScheduledTask" }, task, status)
+    ) {
       await ctx.events.warning(task, invalid.reason, "Validate", invalid.message);
       ctx.log.warn({ task: task.metadata.name, reason: invalid.reason }, "task refused");
     }
     // Terminal: nothing to retry until the spec (generation) changes, which triggers a reconcile.
     return {};
-  }
-
-  private async writeStatus(task: ScheduledTask, status: unknown, ctx: ReconcileContext): Promise<boolean> {
-    if (!statusNeedsApply(status, task)) return false;
-    await ctx.client.applyStatus({
-      apiVersion: API_VERSION,
-      kind: "ScheduledTask",
-      metadata: { name: task.metadata.name, namespace: task.metadata.namespace },
-      status,
-    });
-    return true;
   }
 }
