@@ -1,4 +1,6 @@
-import type { KubeObject, ReconcileContext } from "../../runtime/types.ts";
+import { API_VERSION } from "../../api/v1alpha1/kind.ts";
+import type { ScheduledTask } from "../../api/v1alpha1/scheduledtask.ts";
+import type { KubeObject, ObjectKey, ReconcileContext } from "../../runtime/types.ts";
 
 // Reads go to the informer cache for the kinds the manager watches (cheap, possibly a little
 // stale) and to the API server otherwise. `cached` holds "apiVersion|kind" of the watched kinds.
@@ -29,4 +31,24 @@ export async function readList<T extends KubeObject>(
   if (ctx.cache && cached.has(`${apiVersion}|${kind}`))
     return ctx.cache.list<T>(apiVersion, kind, namespace, selector);
   return ctx.client.list<T>(apiVersion, kind, namespace, selector);
+}
+
+/**
+ * Reads the ScheduledTask named by `key`; undefined when it is gone or being deleted (both the
+ * task and the execution reconcilers have nothing to do then: owner references clean up).
+ */
+export async function readTask(
+  ctx: ReconcileContext,
+  cached: ReadonlySet<string>,
+  key: ObjectKey,
+): Promise<ScheduledTask | undefined> {
+  const task = await readOne<ScheduledTask>(
+    ctx,
+    cached,
+    API_VERSION,
+    "ScheduledTask",
+    key.namespace,
+    key.name,
+  );
+  return task && !task.metadata.deletionTimestamp ? task : undefined;
 }

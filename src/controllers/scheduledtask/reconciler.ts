@@ -23,7 +23,7 @@ import {
   desiredScriptConfigMap,
 } from "./desired.ts";
 import { childrenToPrune, controlledBy } from "./prune.ts";
-import { readList, readOne } from "./read.ts";
+import { readList, readOne, readTask } from "./read.ts";
 import { computeStatus } from "./status.ts";
 import { validateTask } from "./validate.ts";
 
@@ -52,15 +52,8 @@ export class ScheduledTaskReconciler implements Reconciler {
 
   /** One pass for the task named by `key`. */
   async reconcile(key: ObjectKey, ctx: ReconcileContext): Promise<ReconcileResult> {
-    const task = await readOne<ScheduledTask>(
-      ctx,
-      this.cached,
-      API_VERSION,
-      "ScheduledTask",
-      key.namespace,
-      key.name,
-    );
-    if (!task || task.metadata.deletionTimestamp) return {};
+    const task = await readTask(ctx, this.cached, key);
+    if (!task) return {};
     const now = ctx.clock.now();
     const v = validateTask(task);
     if ("invalid" in v) return this.refuse(task, v.invalid, ctx);

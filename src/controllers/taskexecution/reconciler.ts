@@ -23,7 +23,7 @@ import type {
 } from "../../runtime/types.ts";
 import type { TaskControllerConfig } from "../scheduledtask/config.ts";
 import { ownerRef, SCRIPT_CONTAINER } from "../scheduledtask/desired.ts";
-import { readList, readOne } from "../scheduledtask/read.ts";
+import { readList, readOne, readTask } from "../scheduledtask/read.ts";
 import { classify } from "./classify.ts";
 import type { PodLogReader } from "./logs.ts";
 import { assembleOutput } from "./output.ts";
@@ -51,15 +51,8 @@ export class TaskExecutionReconciler implements Reconciler {
 
   /** One pass for the task named by `key`: records every finished Job not yet recorded. */
   async reconcile(key: ObjectKey, ctx: ReconcileContext): Promise<ReconcileResult> {
-    const task = await readOne<ScheduledTask>(
-      ctx,
-      this.cached,
-      API_VERSION,
-      "ScheduledTask",
-      key.namespace,
-      key.name,
-    );
-    if (!task || task.metadata.deletionTimestamp) return {};
+    const task = await readTask(ctx, this.cached, key);
+    if (!task) return {};
     const jobs = await readList<JobLike>(
       ctx,
       this.cached,
