@@ -5,6 +5,7 @@ import {
   controllerLogger,
   createLogger,
   reconcileLogger,
+  redactSecrets,
   registerSecretValue,
 } from "./log.ts";
 
@@ -46,6 +47,60 @@ describe("logger", () => {
     log.info({ env: { DB_PASSWORD_VALUE: "hunter2-very-secret" } }, "starting with hunter2-very-secret");
     expect(lines[0]).not.toContain("hunter2");
     expect(lines[0]).toContain("[REDACTED]");
+  });
+
+  it("masks a short value (4-7 chars) as a whole token: JSON strings, KEY=value, URLs, output text", () => {
+    const { lines, log } = capture();
+    registerSecretValue("hello");
+    log.info(
+      {
+        value: "hello",
+        env: "PASSWORD=hello",
+        url: "postgres://app:hello@127.0.0.1:5432/db",
+        output: "start\nhello\n\thello\u001bhello done",
+      },
+      "the password is hello.",
+    );
+    const rec = JSON.parse(lines[0] ?? "{}");
+    expect(rec.value).toBe("[REDACTED]");
+    expect(rec.env).toBe("PASSWORD=[REDACTED]");
+    expect(rec.url).toBe("postgres://app:[REDACTED]@127.0.0.1:5432/db");
+    expect(rec.output).toBe("start\n[REDACTED]\n\t[REDACTED]\u001b[REDACTED] done");
+    expect(rec.msg).toBe("the password is [REDACTED].");
+    expect(lines[0]).not.toMatch(/hello/);
+  });
+
+  it("leaves a short value alone where it is part of a longer name (hello-bash, hello.sh, hello_world)", () => {
+    const { lines, log } = capture();
+    registerSecretValue("hello");
+    log.info({ task: "hello-bash", file: "hello.sh", id: "hello_world", other: "othello" }, "applied child");
+    const rec = JSON.parse(lines[0] ?? "{}");
+    expect(rec).toMatchObject({ task: "hello-bash", file: "hello.sh", id: "hello_world", other: "othello" });
+    // A real backslash before "n" keeps the "n" a letter: "nhello" is one token, not "\n" + "hello".
+    expect(redactSecrets(JSON.stringify({ path: "C:\\nhello" }))).toContain("nhello");
+  });
+
+  it("masks a value of 8 or more characters everywhere, also inside longer tokens", () => {
+    registerSecretValue("s3cr3t-sample-token");
+    registerSecretValue("abcdefgh");
+    registerSecretValue("abcdefg");
+    expect(redactSecrets('{"task":"job-s3cr3t-sample-token-x"}')).toBe('{"task":"job-[REDACTED]-x"}');
+    expect(redactSecrets("abcdefgh-x abcdefgX")).toBe("[REDACTED]-x abcdefgX");
+    expect(redactSecrets("abcdefg-x abcdefg")).toBe("abcdefg-x [REDACTED]");
+  });
+
+  it("never masks values shorter than 4 characters, and masks overlapping values fully", () => {
+    registerSecretValue("abc");
+    registerSecretValue("longsecret");
+    registerSecretValue("longsecret-and-more");
+    expect(redactSecrets('{"a":"abc","b":"longsecret-and-more"}')).toBe('{"a":"abc","b":"[REDACTED]"}');
+  });
+
+  it("matches values the way JSON encodes them", () => {
+    const { lines, log } = capture();
+    registerSecretValue('pa"ss\\word');
+    log.info({ v: 'pa"ss\\word' }, "x");
+    expect(JSON.parse(lines[0] ?? "{}").v).toBe("[REDACTED]");
   });
 
   it("redacts well-known secret fields", () => {

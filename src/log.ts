@@ -1,7 +1,30 @@
 import { type DestinationStream, type Logger, pino } from "pino";
 
+/*
+ * Masking rule for registered secret values (log lines only; captured task output is masked by
+ * taskexecution/output.ts, everywhere):
+ * - values shorter than MIN_SECRET_LENGTH (4) are never masked: they would hide unrelated text;
+ * - values of at least ANYWHERE_SECRET_LENGTH (8) are masked wherever they appear, even inside
+ *   longer words: real secrets are long and random, so a hit is almost never an accident;
+ * - values in between are masked only as a whole token: not where they are part of a longer
+ *   identifier-like token (letters, digits and `_`, joined by `-` or `.`). A secret `hello` is
+ *   masked in `hello`, `"hello"`, `PASS=hello`, `https://u:hello@h/`, `... is hello.`, but not in
+ *   the task name `hello-bash`, `hello.sh` or `hello_world`.
+ * Lines are JSON, so values are matched as JSON encodes them, and an escape before or after a
+ * value (`\n`, `\t`, `\u001b`) is a boundary, not a letter of a token.
+ */
+
+/** Values shorter than this are never masked. */
+export const MIN_SECRET_LENGTH = 4;
+/** Values at least this long are masked everywhere, also inside longer words. */
+export const ANYWHERE_SECRET_LENGTH = 8;
+/** What replaces a secret value in a log line. */
+const CENSOR = "[REDACTED]";
+
 /** Values that must never appear in logs (secret env values and the like), masked on output. */
 const secretValues = new Set<string>();
+/** Registered values as JSON encodes them, longest first (so overlapping values mask fully). */
+let encodedValues: { encoded: string; anywhere: boolean }[] = [];
 
 /** Field paths whose values are always redacted, wherever they appear one level down. */
 export const REDACT_PATHS = [
@@ -13,25 +36,63 @@ export const REDACT_PATHS = [
   "*.headers.authorization",
 ];
 
-/** Registers a secret value so any log line that contains it shows "[REDACTED]" instead. */
+/** Registers a secret value so log lines show "[REDACTED]" in its place (see the rule above). */
 export function registerSecretValue(value: string): void {
-  // Very short values would mask unrelated text everywhere; they are not secrets worth the damage.
-  if (value.length >= 4) secretValues.add(value);
+  if (value.length < MIN_SECRET_LENGTH || secretValues.has(value)) return;
+  secretValues.add(value);
+  encodedValues = [...secretValues]
+    .sort((a, b) => b.length - a.length)
+    .map((v) => ({ encoded: JSON.stringify(v).slice(1, -1), anywhere: v.length >= ANYWHERE_SECRET_LENGTH }));
 }
 
 /** Forgets registered secret values (tests). */
 export function clearSecretValues(): void {
   secretValues.clear();
+  encodedValues = [];
 }
 
-/** Replaces every registered secret value in `text`. */
+const WORD_CHAR = /^[\p{L}\p{N}_]$/u;
+const HEX_ESCAPE = /^\\u[0-9a-fA-F]{4}$/;
+
+/** Whether the backslashes right before `text[k]` are odd in number (it is escaped). */
+function escaped(text: string, k: number): boolean {
+  let n = 0;
+  while (text[k - 1 - n] === "\\") n++;
+  return n % 2 === 1;
+}
+
+/** Whether `text[k]` is a letter, digit or `_` of the decoded text (not part of an escape). */
+function isWordAt(text: string, k: number): boolean {
+  const c = text[k];
+  if (c === undefined || !WORD_CHAR.test(c)) return false;
+  if ("nrtbf".includes(c) && escaped(text, k)) return false;
+  return !(k >= 5 && HEX_ESCAPE.test(text.slice(k - 5, k + 1)) && escaped(text, k - 4));
+}
+
+/** Whether `text[k]` continues a token: a word character, or `-`/`.` joined to one at `next`. */
+function continuesToken(text: string, k: number, next: number): boolean {
+  const c = text[k];
+  return isWordAt(text, k) || ((c === "-" || c === ".") && isWordAt(text, next));
+}
+
+/** Whether `text[start, end)` is part of a longer identifier-like token. */
+function insideToken(text: string, start: number, end: number): boolean {
+  return continuesToken(text, start - 1, start - 2) || continuesToken(text, end, end + 1);
+}
+
+/** Replaces registered secret values in a JSON log line (the rule is at the top of this file). */
 export function redactSecrets(text: string): string {
-  if (secretValues.size === 0) return text;
   let out = text;
-  for (const v of secretValues) {
-    // Values are matched as they appear in JSON output (quotes and backslashes escaped).
-    const encoded = JSON.stringify(v).slice(1, -1);
-    out = out.split(encoded).join("[REDACTED]");
+  for (const { encoded: v, anywhere } of encodedValues) {
+    let from = 0;
+    for (let i = out.indexOf(v); i !== -1; i = out.indexOf(v, from)) {
+      if (!anywhere && insideToken(out, i, i + v.length)) {
+        from = i + 1;
+        continue;
+      }
+      out = out.slice(0, i) + CENSOR + out.slice(i + v.length);
+      from = i + CENSOR.length;
+    }
   }
   return out;
 }
