@@ -178,8 +178,9 @@ describe.skipIf(skip !== undefined)("operator image and chart on the local clust
       1,
       180_000,
     );
-    // The inline env value is masked in recorded output (the operator redacts env values).
-    expect(done?.spec.output).toMatch(/from bash at \d{4}-/);
+    // The inline env value (the sample's API_TOKEN) is masked in recorded output.
+    expect(done?.spec.output).toMatch(/hello from bash at \d{4}-.*, token \*\*\*\*$/m);
+    expect(done?.spec.output).not.toContain("s3cr3t-sample-token");
     expect(done?.spec.output).toContain("this line goes to stderr");
     expect((await getTask(taskNs.name, "hello-bash"))?.status?.phase).toBe("Running");
   });
