@@ -33,6 +33,10 @@ ping: {entryPoint: ping}
 providers:
   kubernetesIngress:
     throttleDuration: 0s
+    # Publish the loopback listener as every served Ingress's status.loadBalancer address, as a
+    # cloud load balancer would publish its IP: controllers (ours) read "load balancer set up"
+    # from it.
+    ingressEndpoint: {ip: "127.0.0.1"}
 log: {level: INFO}
 accessLog: {}
 EOF

@@ -89,7 +89,14 @@ describe.skipIf(reason)("custom-metrics add-on", () => {
       "--raw",
       `/apis/custom.metrics.k8s.io/v1beta2/namespaces/${ns.name}/services/queue/probe_value`,
     ]);
-    const item = JSON.parse(r.stdout) as { describedObject: { kind: string; name: string }; value: string };
+    // The object endpoint answers a MetricValueList holding the one value.
+    const list = JSON.parse(r.stdout) as {
+      kind: string;
+      items: { describedObject: { kind: string; name: string }; value: string }[];
+    };
+    expect(list.kind).toBe("MetricValueList");
+    expect(list.items).toHaveLength(1);
+    const item = list.items[0]!;
     expect(item.describedObject).toMatchObject({ kind: "Service", name: "queue" });
     expect(item.value).toBe("1500m");
     await setMetric(ns.name, "services", "probe_value", "queue", undefined);

@@ -102,7 +102,7 @@ export function ingressPorts(): { http: number; https: number } {
 
 /** The CA certificate of the cert-manager add-on's `cronscale-ca` issuer. */
 export function localCa(): string {
-  return readFileSync(join(clusterEnv().STATE_DIR, "addons/cert-manager/ca.crt"), "utf8");
+  return readFileSync(join(clusterEnv().STATE_DIR, "addons.d/cert-manager/ca.crt"), "utf8");
 }
 
 /** A response of get(). */
