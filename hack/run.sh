@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # `make run`: the operator against a cluster, with the samples applied.
 #  - KUBECONFIG (or --kubeconfig PATH) pointing at a reachable cluster: use it, start nothing local.
-#  - otherwise: start the local cluster "$CLUSTER_NAME" (hack/cluster/up.sh), load the task
-#    runtime images into its node, and stop it all again on Ctrl-C.
+#  - otherwise: start the local cluster "$CLUSTER_NAME" (hack/cluster/up.sh) with the ADDONS a
+#    ScalePlatform needs (default "platform": DNS, Traefik, cert-manager, metrics, custom metrics,
+#    storage; `ADDONS= make run` for tasks only), load the task runtime, PostgreSQL and webapp
+#    images into its node, and stop it all again on Ctrl-C.
 # The operator runs as a host process (node src/main.ts) for a fast edit loop; its log goes to
 # the terminal. Ctrl-C stops the operator, then the local cluster if this script started it.
 set -euo pipefail
@@ -47,7 +49,7 @@ if [ -n "$kubeconfig" ]; then
   echo "task pods use the default public images of the operator configuration"
 else
   hack/cluster/host-deps.sh
-  CLUSTER_NAME="${CLUSTER_NAME:-cronscale}" hack/cluster/up.sh
+  CLUSTER_NAME="${CLUSTER_NAME:-cronscale}" ADDONS="${ADDONS-platform}" hack/cluster/up.sh
   started_cluster="${CLUSTER_NAME:-cronscale}"
   # shellcheck disable=SC1090
   source "/var/tmp/cronscale/clusters/$started_cluster/cluster.env"
@@ -59,6 +61,18 @@ else
     operator_env+=("CRONSCALE_CONTROLLERS__SCHEDULED_TASK__IMAGES__$key=$ref")
   done
   operator_env+=("CRONSCALE_CONTROLLERS__SCHEDULED_TASK__IMAGE_PULL_POLICY=Never")
+  # Platforms: PostgreSQL and the small webapp (health endpoint + database check) stand in for the
+  # public images; the operator runs on the host, which routes to pod IPs but not to ClusterIPs,
+  # so its health checks go to a ready pod.
+  platform_ref=$(CONTAINERD_ADDRESS="$CONTAINERD_ADDRESS" hack/images/load.sh webapp | tail -n 1)
+  database_ref=$(CONTAINERD_ADDRESS="$CONTAINERD_ADDRESS" hack/images/load.sh postgres | tail -n 1)
+  operator_env+=(
+    "CRONSCALE_CONTROLLERS__SCALE_PLATFORM__IMAGES__PLATFORM=$platform_ref"
+    "CRONSCALE_CONTROLLERS__SCALE_PLATFORM__IMAGES__DATABASE=$database_ref"
+    "CRONSCALE_CONTROLLERS__SCALE_PLATFORM__IMAGE_PULL_POLICY=Never"
+    "CRONSCALE_CONTROLLERS__SCALE_PLATFORM__HEALTH_CHECK__TARGET=pod"
+    "CRONSCALE_CONTROLLERS__SCALE_PLATFORM__LIVENESS_PATH=/livez"
+  )
 fi
 export KUBECONFIG="$kubeconfig"
 
@@ -84,7 +98,18 @@ cat <<MSG
     kubectl describe texec -l cronscale.io/task=hello-bash  # console output of each run
     curl -s localhost:${CRONSCALE_HTTP_PORT:-18080}/metrics | grep controller_runtime
 
-  Ctrl-C stops the operator${started_cluster:+ and the local cluster}.
+MSG
+if [ -n "$started_cluster" ] && [ -f "/var/tmp/cronscale/clusters/$started_cluster/ingress.env" ]; then
+  state="/var/tmp/cronscale/clusters/$started_cluster"
+  # shellcheck disable=SC1091
+  source "$state/ingress.env"
+  cat <<MSG
+  The sample platform "shop" (a few minutes to Running; kubectl get splat shop -w), through the
+  Ingress controller on loopback with its cert-manager certificate:
+    curl --cacert $state/addons.d/cert-manager/ca.crt \\
+      --resolve shop.example.test:$INGRESS_HTTPS_PORT:127.0.0.1 https://shop.example.test:$INGRESS_HTTPS_PORT/healthz
 
 MSG
+fi
+echo "  Ctrl-C stops the operator${started_cluster:+ and the local cluster}."
 wait "$operator_pid"

@@ -8,7 +8,7 @@
 # The CA certificate is written to $STATE_DIR/addons.d/cert-manager/ca.crt for tests that verify a
 # chain. No webhook: the CRDs' own schemas validate; ClusterIssuers/Certificates are simple here.
 #
-#   cert-manager.sh up|down      (run by up.sh/down.sh with cluster.env exported)
+#   cert-manager.sh up|down|uninstall   (up/down run by up.sh/down.sh with cluster.env exported)
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 crd_dir() {
@@ -80,8 +80,23 @@ down() {
   stop_proc cert-manager
 }
 
+# uninstall: down, then remove the CRDs (and with them every cert-manager object) and the
+# namespace, leaving the cluster as if cert-manager had never been there. `up` installs it again.
+# Tests use it to show the operator coping with a cluster that loses cert-manager.
+uninstall() {
+  local crds f
+  down
+  crds="$(crd_dir)"
+  for f in "$crds"/*.yaml; do
+    kc delete --ignore-not-found --wait=true -f "$f" >/dev/null
+  done
+  kc delete namespace cert-manager --ignore-not-found --wait=true --timeout=90s >/dev/null
+  rm -rf "$STATE_DIR/addons.d/cert-manager"
+}
+
 case "${1:-}" in
   up) up ;;
   down) down ;;
-  *) adie "usage: $0 up|down" ;;
+  uninstall) uninstall ;;
+  *) adie "usage: $0 up|down|uninstall" ;;
 esac

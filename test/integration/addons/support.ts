@@ -1,5 +1,7 @@
+import { execFile } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { clusterEnv, hasClusterEnv, kubectl, parseEnvFile, waitFor } from "../../support/cluster.ts";
 import { type ImageName, loadImages } from "../../support/images.ts";
 
@@ -202,4 +204,28 @@ export async function runPod(
 export async function replicas(namespace: string, name: string): Promise<number> {
   const r = await kubectl(["get", "deployment", name, "-o", "jsonpath={.status.replicas}"], { namespace });
   return Number(r.stdout || "0");
+}
+
+const addonsDir = fileURLToPath(new URL("../../../hack/cluster/addons/", import.meta.url));
+
+/**
+ * Runs `hack/cluster/addons/<name>.sh <action>` on the local cluster under test (never on a
+ * user's cluster: it needs the cluster.env of up.sh). Tests use it to take an add-on away and
+ * bring it back; they run one file at a time, so no other file sees the gap.
+ */
+export function addonScript(name: AddonName, action: "up" | "down" | "uninstall"): Promise<void> {
+  const { CLUSTER_NAME, STATE_DIR } = clusterEnv();
+  // Without KUBECONFIG/BIN_DIR/NODE_NETNS, lib.sh reads them from the cluster's own cluster.env.
+  const { KUBECONFIG: _k, BIN_DIR: _b, NODE_NETNS: _n, ...rest } = process.env;
+  return new Promise((resolve, reject) => {
+    execFile(
+      "bash",
+      [join(addonsDir, `${name}.sh`), action],
+      { env: { ...rest, CLUSTER_NAME, STATE_DIR }, timeout: 300_000 },
+      (err, _stdout, stderr) => {
+        if (err) reject(new Error(`${name}.sh ${action} failed: ${err.message}\n${stderr}`));
+        else resolve();
+      },
+    );
+  });
 }

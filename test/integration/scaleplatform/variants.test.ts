@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { KubeObject } from "../../../src/runtime/types.ts";
 import { kubectl, useNamespace, waitFor } from "../../support/cluster.ts";
-import { missingAddon, skipReason } from "../addons/support.ts";
+import { addonEnv, addonScript, missingAddon, skipReason } from "../addons/support.ts";
 import { applyPlatform, getObj, getPlatform, waitPhase } from "./helpers.ts";
 import {
   installPlatformCrd,
@@ -18,6 +18,25 @@ import {
 const reason = await skipReason("dns", "storage", "ingress");
 const NAME = "tiny";
 const HOST = "tiny.platform.test";
+
+/** Sets (or, with undefined, removes) a Pods metric for every pod of the namespace. */
+async function setPodsMetric(ns: string, metric: string, value: string | undefined): Promise<void> {
+  const base = addonEnv("custom-metrics.env")?.CUSTOM_METRICS_URL;
+  if (!base) throw new Error("no CUSTOM_METRICS_URL");
+  const res = await fetch(`${base}/values/${ns}/pods/${metric}/*`, {
+    method: value === undefined ? "DELETE" : "PUT",
+    body: value,
+  });
+  if (res.status !== 204) throw new Error(`setting ${metric}: HTTP ${res.status} ${await res.text()}`);
+}
+
+type Platform = Awaited<ReturnType<typeof getPlatform>>;
+const cond = (p: Platform, type: string) => p.status?.conditions?.find((c) => c.type === type);
+const hpaMetricTypes = async (ns: string) =>
+  (
+    ((await getObj<KubeObject>(ns, "hpa", NAME))?.spec as { metrics: { type: string }[] } | undefined)
+      ?.metrics ?? []
+  ).map((m) => m.type);
 
 describe.skipIf(reason)("ScalePlatform on what the cluster offers", () => {
   const ns = useNamespace("splatv");
@@ -39,6 +58,12 @@ describe.skipIf(reason)("ScalePlatform on what the cluster offers", () => {
       database: { pvcRetention: "Delete" },
     });
     if (r.code !== 0) throw new Error(r.stderr);
+    // Values for the app pods' request metrics, as an adapter over the app's own metrics would
+    // serve them: with them the custom triggers are usable.
+    if (customMetrics) {
+      await setPodsMetric(ns.name, "http_request_queue_length", "2");
+      await setPodsMetric(ns.name, "http_response_time_ms", "40");
+    }
     await waitPhase(ns.name, NAME, "Running", 420_000);
   }, 600_000);
   afterAll(async () => {
@@ -81,6 +106,61 @@ describe.skipIf(reason)("ScalePlatform on what the cluster offers", () => {
       expect(cond?.reason).toBe("ResourceMetricsOnly");
     }
   });
+
+  // The other side of both branches on the same cluster: cert-manager uninstalled (CRDs and all)
+  // and the custom-metrics APIService removed while the platform runs, then both installed again.
+  it("a cluster that loses cert-manager and its custom-metrics API: TLS waits, the HPA keeps CPU and memory, nothing else is blocked; both come back", async (t) => {
+    if (!certManager || !customMetrics) {
+      process.stderr.write(
+        "skipping the add-on removal test: it needs both cert-manager and custom-metrics\n",
+      );
+      t.skip();
+    }
+    await addonScript("custom-metrics", "down");
+    await addonScript("cert-manager", "uninstall");
+    try {
+      const p = await waitFor(
+        async () => {
+          const cur = await getPlatform(ns.name, NAME);
+          return cond(cur, "TLSReady")?.reason === "WaitingForCertManager" &&
+            (cur.status?.activeScalingTriggers ?? []).join() === "CPU,Memory"
+            ? cur
+            : undefined;
+        },
+        {
+          timeoutMs: 120_000,
+          intervalMs: 1000,
+          what: "TLS waiting on cert-manager and CPU/Memory triggers",
+        },
+      );
+      expect(cond(p, "TLSReady")?.status).toBe("False");
+      expect(cond(p, "AutoscalingActive")?.reason).toBe("ResourceMetricsOnly");
+      expect(p.status?.urls?.platform).toBe(`http://${HOST}/`);
+      expect(await hpaMetricTypes(ns.name)).toEqual(["Resource", "Resource"]);
+      // Nothing else is blocked: still Running, still served through the Ingress.
+      expect(p.status?.phase).toBe("Running");
+      expect((await viaIngress(HOST, "/healthz")).status).toBe(200);
+    } finally {
+      await addonScript("cert-manager", "up");
+      await addonScript("custom-metrics", "up");
+    }
+    // The custom-metrics server starts empty: serve the app pods' values again.
+    await setPodsMetric(ns.name, "http_request_queue_length", "2");
+    await setPodsMetric(ns.name, "http_response_time_ms", "40");
+    const back = await waitFor(
+      async () => {
+        const cur = await getPlatform(ns.name, NAME);
+        return cond(cur, "TLSReady")?.reason === "CertificateReady" &&
+          (cur.status?.activeScalingTriggers ?? []).length === 4
+          ? cur
+          : undefined;
+      },
+      { timeoutMs: 180_000, intervalMs: 1000, what: "the Certificate Ready again and all four triggers" },
+    );
+    expect(back.status?.urls?.platform).toBe(`https://${HOST}/`);
+    expect(await hpaMetricTypes(ns.name)).toEqual(["Resource", "Resource", "Pods", "Pods"]);
+    expect(back.status?.phase).toBe("Running");
+  }, 420_000);
 
   it("pvcRetention Delete: deleting the platform deletes the database volume too", async () => {
     const pvc = `data-${NAME}-db-0`;
