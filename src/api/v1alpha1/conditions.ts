@@ -47,6 +47,8 @@ export const CONDITION_AUTOSCALING = "AutoscalingActive";
 export const CONDITION_HEALTHY = "Healthy";
 /** The database volume has the size the plan asks for (False when the StorageClass cannot expand). */
 export const CONDITION_STORAGE_SIZED = "StorageSized";
+/** Every Secret key the spec references (SMTP password, webhook signing keys) exists. */
+export const CONDITION_CONFIGURATION_READY = "ConfigurationReady";
 
 /** Reasons of ScalePlatform conditions. */
 export const PlatformReason = {
@@ -70,12 +72,18 @@ export const PlatformReason = {
   CertificateReady: "CertificateReady",
   /** The given spec.tls.secretName is used. */
   UsingExistingSecret: "UsingExistingSecret",
-  /** The given TLS Secret does not exist. */
+  /** A Secret the spec references (TLS Secret, SMTP password, webhook signing key) does not exist. */
   SecretNotFound: "SecretNotFound",
+  /** A referenced Secret exists but lacks the referenced key. */
+  SecretKeyNotFound: "SecretKeyNotFound",
+  /** Every Secret key the spec references exists (or none is referenced). */
+  SecretsResolved: "SecretsResolved",
   /** HPA with CPU and memory only: the cluster serves no custom metrics API. */
   ResourceMetricsOnly: "ResourceMetricsOnly",
   /** HPA with CPU, memory and the custom request metrics. */
   AllMetrics: "AllMetrics",
+  /** A custom metrics API is served but has no values for (some of) the app pods' metrics: those are left out. */
+  CustomMetricsMissing: "CustomMetricsMissing",
   /** Health endpoint answered 2xx. */
   HealthCheckPassed: "HealthCheckPassed",
   /** Health endpoint failed or timed out. */

@@ -105,7 +105,9 @@ export const emailSchema = z
         username: z.string().max(254).optional().describe("SMTP user name; requires passwordSecretRef."),
         passwordSecretRef: secretKeyRefSchema
           .optional()
-          .describe("Secret key holding the SMTP password (never inline)."),
+          .describe(
+            "Secret key holding the SMTP password (never inline). The app receives it as env var SMTP_PASSWORD; until the Secret and key exist the app's configuration is not rolled out (condition ConfigurationReady).",
+          ),
       })
       .meta({
         "x-kubernetes-validations": [
@@ -224,7 +226,9 @@ export const webhookSchema = z
       .describe(`Events to deliver: ${WEBHOOK_EVENTS.join(", ")}.`),
     signingSecretRef: secretKeyRefSchema
       .optional()
-      .describe("Secret key used to sign payloads (HMAC-SHA256); unsigned when omitted."),
+      .describe(
+        "Secret key used to sign payloads (HMAC-SHA256); unsigned when omitted. The app receives it as env var WEBHOOK_<NAME>_SIGNING_KEY (the webhook name upper-cased, '-' as '_'); until the Secret and key exist the app's configuration is not rolled out (condition ConfigurationReady).",
+      ),
     enabled: z.boolean().default(true).describe("Whether events are delivered."),
   })
   .describe("One webhook subscription (spec §6).");
