@@ -1,3 +1,4 @@
+import { CONDITION_CONFIGURATION_READY } from "../../api/v1alpha1/conditions.ts";
 import {
   PLATFORM_STEPS,
   type ScalePlatform,
@@ -5,7 +6,8 @@ import {
 } from "../../api/v1alpha1/scaleplatform.ts";
 
 // Events of a status change: one per step that finished or failed, one per phase change (the
-// completion Event is the hook for the completion email/webhook of spec §3.2). Pure.
+// completion Event is the hook for the completion email/webhook of spec §3.2), and one when the
+// referenced Secrets stop (Warning) or start (Normal) resolving. Pure.
 
 /** One Event to record. */
 export interface PlatformEvent {
@@ -43,6 +45,13 @@ export function stepEvents(
         note: `step ${n}/7 failed: ${step.message ?? ""}`,
       });
   }
+  const cond = (st: ScalePlatformStatus | undefined) =>
+    st?.conditions?.find((c) => c.type === CONDITION_CONFIGURATION_READY);
+  const [was, is] = [cond(prev), cond(next)];
+  if (is?.status === "False" && (was?.status !== "False" || was.message !== is.message))
+    out.push({ warning: true, reason: is.reason, action: "Configure", note: is.message ?? "" });
+  else if (is?.status === "True" && was?.status === "False")
+    out.push({ warning: false, reason: is.reason, action: "Configure", note: is.message ?? "" });
   if (prev?.phase !== next.phase) {
     const created = platform.metadata.creationTimestamp as string | undefined;
     if (next.phase === "Running" && !prev?.deployedTime && created && next.deployedTime) {

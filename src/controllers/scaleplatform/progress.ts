@@ -41,6 +41,11 @@ export interface Observation {
   tls: TlsObservation;
   health?: HealthResult;
   healthAt?: Date;
+  /**
+   * Why the app's configuration is held back (a referenced Secret or key is missing); the
+   * ConfigMap and Deployment are then left as they are, or not created yet.
+   */
+  configHeld?: string;
 }
 
 type Own = { state: Exclude<StepState, "Pending"> | "Pending"; message?: string };
@@ -100,6 +105,8 @@ function software(o: Observation): Own {
         return { state: "Failed", message: `${w.reason}: ${w.message ?? ""}`.trim() };
     }
   }
+  if (!o.deployment && o.configHeld)
+    return { state: "InProgress", message: `app Deployment not created yet: ${o.configHeld}`.slice(0, 1000) };
   const started = current.some((p) => {
     const cs = p.status?.containerStatuses ?? [];
     return cs.length > 0 && cs.every((c) => c.started === true);
@@ -153,6 +160,10 @@ function certificates(o: Observation): Own {
 }
 
 function configuration(o: Observation): Own {
+  // Failed, not waiting: the user has to create the Secret. Pods of this configuration could
+  // not start, so they are not rolled out; the step recovers on its own once the Secret exists.
+  if (o.configHeld)
+    return { state: "Failed", message: `configuration not applied: ${o.configHeld}`.slice(0, 1000) };
   return rolledOut(o.deployment)
     ? { state: "Done" }
     : { state: "InProgress", message: "rolling out the app with the current configuration" };

@@ -1,6 +1,7 @@
 import { randomInt } from "node:crypto";
 import { CONDITION_READY, PlatformReason } from "../../api/v1alpha1/conditions.ts";
 import { API_VERSION } from "../../api/v1alpha1/kind.ts";
+import { ANNOTATION_CONFIG_HASH } from "../../api/v1alpha1/labels.ts";
 import {
   platformAppName,
   platformCredentialsSecretName,
@@ -14,6 +15,7 @@ import {
   scalePlatformSpecSchema,
 } from "../../api/v1alpha1/scaleplatform.ts";
 import { applyStatusIfChanged, needsApply } from "../../runtime/apply.ts";
+import { KeyBackoff } from "../../runtime/backoff.ts";
 import { type Condition, setCondition } from "../../runtime/conditions.ts";
 import { isConflict } from "../../runtime/errors.ts";
 import type {
@@ -33,12 +35,20 @@ import { newCredentialsSecret, newDatabaseSecret, type RandomString } from "./de
 import { desiredDatabaseService, desiredDatabaseStatefulSet } from "./desired/database.ts";
 import { desiredHpa } from "./desired/hpa.ts";
 import { desiredCertificate, desiredIngress } from "./desired/ingress.ts";
+import { secretRefUses } from "./desired/secretrefs.ts";
 import { stepEvents } from "./events.ts";
 import { FeatureDetector } from "./features.ts";
 import { type HealthProbe, HealthTracker, httpHealthProbe } from "./health.ts";
 import { appPods, healthUrl, ingressClassExists, observeTls, reconcileStorage } from "./observe.ts";
 import { deriveSteps, type Step } from "./progress.ts";
+import { checkSecretRefs, describeProblems } from "./secrets.ts";
 import { computeStatus } from "./status.ts";
+
+/** The config hash on a live Deployment's pod template. */
+function liveTemplateHash(dep: KubeObject | undefined): string | undefined {
+  return (dep?.spec as { template?: { metadata?: { annotations?: Record<string, string> } } } | undefined)
+    ?.template?.metadata?.annotations?.[ANNOTATION_CONFIG_HASH];
+}
 
 const ALPHANUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
@@ -48,6 +58,8 @@ export const cryptoRandom: RandomString = (n) =>
 
 /** While provisioning or updating, look again this often (ms). */
 const PROGRESS_REQUEUE_MS = 2000;
+/** Re-reads of a missing referenced Secret (nothing watches the user's Secrets): 2 s doubling to 60 s. */
+const SECRET_BACKOFF = { baseMs: 2000, maxMs: 60_000 };
 
 /** Injected dependencies (real ones by default). */
 export interface PlatformReconcilerDeps {
@@ -57,6 +69,8 @@ export interface PlatformReconcilerDeps {
   health?: HealthTracker;
   /** "apiVersion|kind" of the kinds the manager's informers watch. */
   cached?: ReadonlySet<string>;
+  /** Randomness of the backoff jitter (Math.random by default). */
+  jitter?: () => number;
 }
 
 /**
@@ -71,6 +85,7 @@ export class ScalePlatformReconciler implements Reconciler {
   private readonly detector: FeatureDetector;
   readonly health: HealthTracker;
   private readonly cached: ReadonlySet<string>;
+  private readonly secretBackoff: KeyBackoff;
 
   constructor(config: PlatformControllerConfig, deps: PlatformReconcilerDeps = {}) {
     this.config = config;
@@ -79,6 +94,7 @@ export class ScalePlatformReconciler implements Reconciler {
     this.detector = deps.detector ?? new FeatureDetector(config.featureRecheckSeconds * 1000);
     this.health = deps.health ?? new HealthTracker();
     this.cached = deps.cached ?? new Set();
+    this.secretBackoff = new KeyBackoff({ ...SECRET_BACKOFF, random: deps.jitter });
   }
 
   /** One pass for the platform named by `key`. */
@@ -132,6 +148,16 @@ export class ScalePlatformReconciler implements Reconciler {
       }
     }
 
+    // The user's Secrets the app's env refers to. While one is missing, its pods could not start:
+    // the app's configuration (ConfigMap and Deployment) stays as it is, or is not created yet;
+    // everything else proceeds. When stopped no pod starts, so nothing is held.
+    const refs = secretRefUses(inp);
+    const secretProblems = await checkSecretRefs(ctx, ns, refs);
+    const configHeld =
+      secretProblems.length > 0 && !inp.spec.stopped ? describeProblems(secretProblems) : undefined;
+    const backoffKey = platform.metadata.uid ?? key.name;
+    if (secretProblems.length === 0) this.secretBackoff.forget(backoffKey);
+
     const data = configData(inp);
     const liveSts = await this.get(ctx, "apps/v1", "StatefulSet", ns, platformDatabaseName(key.name));
     const templateStorage = (
@@ -170,6 +196,7 @@ export class ScalePlatformReconciler implements Reconciler {
     const missing: string[] = [];
     for (let d of desired) {
       const l = live.get(keyOf(d));
+      if (configHeld && (d.kind === "ConfigMap" || d.kind === "Deployment")) continue;
       // Starting after a stop: an HPA never scales a Deployment at 0 replicas, so set its minimum
       // once; later applies leave replicas out again and the HPA owns it.
       if (
@@ -225,13 +252,17 @@ export class ScalePlatformReconciler implements Reconciler {
             pvc,
             deployment: live.get(`Deployment/${platformAppName(key.name)}`),
             appPods: pods,
-            configHash: configHash(data),
+            // Held back: the pods of the configuration in place are the current ones.
+            configHash:
+              (configHeld && liveTemplateHash(live.get(`Deployment/${platformAppName(key.name)}`))) ||
+              configHash(data),
             ingress: live.get(`Ingress/${platformAppName(key.name)}`),
             ingressClassExists: await ingressClassExists(ctx, inp),
             requireIngressAddress: this.config.requireIngressAddress,
             tls,
             health: health.last,
             healthAt: health.lastAt,
+            configHeld,
           },
           prev?.steps as Step[] | undefined,
           now,
@@ -247,6 +278,8 @@ export class ScalePlatformReconciler implements Reconciler {
       storage,
       health,
       now,
+      secretProblems,
+      secretRefCount: refs.length,
     });
     if (
       await applyStatusIfChanged(
@@ -266,6 +299,15 @@ export class ScalePlatformReconciler implements Reconciler {
           { platform: key.name, from: prev?.phase, to: status.phase, steps: status.stepSummary },
           "phase changed",
         );
+    }
+    if (secretProblems.length > 0) {
+      // Nothing watches the user's Secrets: look again, less often the longer one stays missing.
+      const after = this.secretBackoff.when(backoffKey);
+      ctx.log.info(
+        { platform: key.name, problems: secretProblems.length, requeueAfterMs: after },
+        "referenced Secret missing",
+      );
+      return { requeueAfter: after };
     }
     const settled = status.phase === "Running" || status.phase === "Stopped";
     return { requeueAfter: settled ? this.config.healthCheck.intervalSeconds * 1000 : PROGRESS_REQUEUE_MS };

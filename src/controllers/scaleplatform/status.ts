@@ -1,6 +1,7 @@
 import { INCLUDED_FEATURES, PLAN_TABLE, toQuantity } from "../../api/plans.ts";
 import {
   CONDITION_AUTOSCALING,
+  CONDITION_CONFIGURATION_READY,
   CONDITION_HEALTHY,
   CONDITION_PROGRESSING,
   CONDITION_READY,
@@ -19,6 +20,7 @@ import { activeTriggers } from "./desired/hpa.ts";
 import type { HealthState } from "./health.ts";
 import { uptimePercent } from "./health.ts";
 import { allFinished, type Step, stepSummary, type TlsObservation } from "./progress.ts";
+import { describeProblems, type SecretProblem } from "./secrets.ts";
 
 // The platform's status, computed from the steps, the live objects and the health state. Pure.
 
@@ -41,6 +43,10 @@ export interface StatusInput {
   storage: StorageObservation;
   health: HealthState;
   now: Date;
+  /** Referenced Secret keys that do not resolve (empty: all do). */
+  secretProblems: readonly SecretProblem[];
+  /** How many Secret keys the spec references. */
+  secretRefCount: number;
 }
 
 /** Monthly cost estimate from the operator's price table (spec §2.3 deployment summary). */
@@ -187,7 +193,10 @@ export function computeStatus(i: StatusInput): ScalePlatformStatus {
       : phase === "Failed"
         ? PlatformReason.StepFailed
         : PlatformReason[phase];
-  const waiting = i.steps.find((s) => s.state !== "Done" && s.state !== "Skipped");
+  // A failed step explains more than the first unfinished one before it.
+  const waiting =
+    i.steps.find((s) => s.state === "Failed") ??
+    i.steps.find((s) => s.state !== "Done" && s.state !== "Skipped");
   set({
     type: CONDITION_READY,
     status: ready ? "True" : "False",
@@ -205,6 +214,25 @@ export function computeStatus(i: StatusInput): ScalePlatformStatus {
     message: `steps ${stepSummary(i.steps)}`,
   });
   set(tlsCondition(i.tls));
+  const sp = i.secretProblems;
+  set(
+    sp.length > 0
+      ? {
+          type: CONDITION_CONFIGURATION_READY,
+          status: "False",
+          reason: sp[0]!.reason,
+          message: describeProblems(sp),
+        }
+      : {
+          type: CONDITION_CONFIGURATION_READY,
+          status: "True",
+          reason: PlatformReason.SecretsResolved,
+          message:
+            i.secretRefCount === 0
+              ? "no Secret references"
+              : `all ${i.secretRefCount} referenced Secret keys exist`,
+        },
+  );
   const triggers = inp.spec.stopped ? [] : activeTriggers(inp);
   set(
     inp.spec.stopped

@@ -19,6 +19,7 @@ import {
 } from "./common.ts";
 import { CREDENTIAL_KEYS, DB_KEYS } from "./credentials.ts";
 import { DB_PORT } from "./database.ts";
+import { secretRefUses } from "./secretrefs.ts";
 
 // The platform app: a Deployment scaled by its HPA and the ClusterIP Service in front of it. Pure.
 
@@ -95,6 +96,9 @@ export function desiredAppDeployment(inp: PlatformInputs, configData: Record<str
                 fromSecret("ADMIN_USERNAME", creds, CREDENTIAL_KEYS.adminUser),
                 fromSecret("ADMIN_PASSWORD", creds, CREDENTIAL_KEYS.adminPassword),
                 fromSecret("API_KEY", creds, CREDENTIAL_KEYS.apiKey),
+                // The user's Secrets (SMTP password, webhook signing keys): the reconciler checks
+                // they exist before applying this, since a missing one stops the container.
+                ...secretRefUses(inp).map((r) => fromSecret(r.env, r.name, r.key)),
               ],
               envFrom: [{ configMapRef: { name: platformConfigMapName(nameOf(inp)) } }],
               resources: containerResources(inp.budget.app, inp.config.requestFraction),

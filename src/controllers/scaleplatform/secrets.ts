@@ -1,0 +1,53 @@
+import { PlatformReason } from "../../api/v1alpha1/conditions.ts";
+import type { KubeObject, ReconcileContext } from "../../runtime/types.ts";
+import type { SecretRefUse } from "./desired/secretrefs.ts";
+
+// Whether the user's Secrets the app's env refers to exist. A pod whose secretKeyRef names a
+// missing Secret or key never starts (CreateContainerConfigError), so the reconciler checks
+// first and holds the app's configuration back instead of rolling out pods that cannot start.
+
+/** One unresolved reference. */
+export interface SecretProblem {
+  reason: typeof PlatformReason.SecretNotFound | typeof PlatformReason.SecretKeyNotFound;
+  /** Names the spec field, the Secret and the key; never a value. */
+  message: string;
+}
+
+/**
+ * Reads every referenced Secret once and reports the references that do not resolve. The
+ * user's Secrets carry none of our labels, so the informer cache (which holds only the
+ * operator's objects) cannot answer: this is a direct GET, and nothing watches them — the
+ * reconciler requeues with backoff while a problem remains.
+ */
+export async function checkSecretRefs(
+  ctx: ReconcileContext,
+  namespace: string,
+  refs: readonly SecretRefUse[],
+): Promise<SecretProblem[]> {
+  const secrets = new Map<string, KubeObject | undefined>();
+  const problems: SecretProblem[] = [];
+  for (const r of refs) {
+    if (!secrets.has(r.name)) secrets.set(r.name, await ctx.client.get("v1", "Secret", namespace, r.name));
+    const s = secrets.get(r.name) as (KubeObject & { data?: Record<string, string> }) | undefined;
+    if (!s) {
+      problems.push({
+        reason: PlatformReason.SecretNotFound,
+        message: `${r.field}: Secret "${r.name}" not found in namespace ${namespace}`,
+      });
+    } else if (s.data?.[r.key] === undefined) {
+      problems.push({
+        reason: PlatformReason.SecretKeyNotFound,
+        message: `${r.field}: Secret "${r.name}" has no key "${r.key}"`,
+      });
+    }
+  }
+  return problems;
+}
+
+/** One line for conditions and step messages (the first problem's reason leads). */
+export function describeProblems(problems: readonly SecretProblem[]): string {
+  return problems
+    .map((p) => p.message)
+    .join("; ")
+    .slice(0, 1000);
+}
