@@ -28,6 +28,7 @@ function counted<A extends unknown[], R>(verb: string, fn: (...a: A) => Promise<
 const client: KubeClient = {
   get: (...a) => real.get(...a),
   list: (...a) => real.list(...a),
+  getRaw: (...a) => real.getRaw(...a),
   apply: counted("apply", (o, opts) => real.apply(o, opts)),
   applyStatus: counted("applyStatus", (o) => real.applyStatus(o)),
   create: counted("create", (o) => real.create(o)),

@@ -47,6 +47,11 @@ export interface KubeClient {
     name: string,
     opts?: DeleteOptions,
   ): Promise<boolean>;
+  /**
+   * GET of an API path that is not an object of a kind (aggregated APIs, e.g. the custom
+   * metrics API's MetricValueList of a namespace's pods); undefined on 404.
+   */
+  getRaw<T = unknown>(path: string, query?: Record<string, string>): Promise<T | undefined>;
 }
 
 /** Removes fields an apply request must not carry (server-owned bookkeeping). */
@@ -134,6 +139,15 @@ export class RealKubeClient implements KubeClient {
   async replace<T extends KubeObject>(obj: KubeObject) {
     const path = await this.t.path(typeOf(obj), obj.metadata.namespace, obj.metadata.name);
     return this.t.request<T>("PUT", path, { query: { fieldManager: FIELD_MANAGER }, body: obj });
+  }
+
+  async getRaw<T>(path: string, query?: Record<string, string>) {
+    try {
+      return await this.t.request<T>("GET", path, { query });
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
   }
 
   async delete(apiVersion: string, kind: string, namespace: string, name: string, opts: DeleteOptions = {}) {

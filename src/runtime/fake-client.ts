@@ -19,6 +19,9 @@ export interface RecordedWrite {
 /** A change notification, as a watch would deliver it. */
 export type FakeEvent = { type: "ADDED" | "MODIFIED" | "DELETED"; object: KubeObject };
 
+/** Answers a raw GET (see FakeKubeClient.serveRaw): the body, or undefined for 404. */
+export type RawHandler = (query: Record<string, string>) => unknown;
+
 /** Lets a test fail a request: return an error to throw it, or undefined to proceed. */
 export type ErrorInjector = (
   verb: string,
@@ -59,6 +62,7 @@ export class FakeKubeClient implements KubeClient {
   injectError: ErrorInjector | undefined;
   private readonly store = new Map<string, Map<string, KubeObject>>();
   private readonly listeners = new Set<(e: FakeEvent) => void>();
+  private readonly raw = new Map<string, RawHandler>();
   /** What our apply last set per object, to remove fields an apply no longer carries. */
   private readonly applied = new Map<string, { fields: string[]; labels: string[]; annotations: string[] }>();
   private rv = 1000;
@@ -76,6 +80,11 @@ export class FakeKubeClient implements KubeClient {
     this.bucket(obj.apiVersion, obj.kind).set(objKey(obj.metadata.namespace, obj.metadata.name), stored);
     this.emit("ADDED", stored);
     return clone(stored) as T;
+  }
+
+  /** Serves raw GETs of `path` (an aggregated API, say); unserved paths answer 404. */
+  serveRaw(path: string, handler: RawHandler): void {
+    this.raw.set(path, handler);
   }
 
   /** Subscribes to changes; returns an unsubscribe function. */
@@ -122,6 +131,12 @@ export class FakeKubeClient implements KubeClient {
       .filter((o) => !namespace || o.metadata.namespace === namespace)
       .filter((o) => match(o.metadata.labels))
       .map((o) => clone(o) as T);
+  }
+
+  async getRaw<T>(path: string, query: Record<string, string> = {}) {
+    this.maybeFail("getRaw", "", "", path);
+    const body = this.raw.get(path)?.(query);
+    return body === undefined ? undefined : (clone(body) as T);
   }
 
   async apply<T extends KubeObject>(obj: KubeObject, _opts?: ApplyOptions) {

@@ -34,6 +34,10 @@ export class GatedKubeClient implements KubeClient {
     return this.inner.list<T>(apiVersion, kind, namespace, labelSelector);
   }
 
+  getRaw<T>(path: string, query?: Record<string, string>) {
+    return this.inner.getRaw<T>(path, query);
+  }
+
   async apply<T extends KubeObject>(obj: KubeObject, opts?: ApplyOptions) {
     this.check();
     return this.inner.apply<T>(obj, opts);
