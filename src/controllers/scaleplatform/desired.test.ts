@@ -11,7 +11,8 @@ import { costEstimate } from "./status.ts";
 import { makePlatform, TEST_CONFIG } from "./testing.ts";
 
 const noFeatures = { certManager: false, customMetrics: false };
-const all = { certManager: true, customMetrics: true };
+const served = { http_request_queue_length: true, http_response_time_ms: true };
+const all = { certManager: true, customMetrics: true, customMetricValues: served };
 
 type Container = {
   resources: { limits: Record<string, string>; requests: Record<string, string> };
@@ -124,6 +125,20 @@ describe("ScalePlatform builders", () => {
     const cpuMemOnly = desiredHpa(inp);
     expect(cpuMemOnly).toBeDefined();
     expect((cpuMemOnly!.spec as { metrics: unknown[] }).metrics).toHaveLength(2);
+    // The API is served but has values for one metric only: the other is left out.
+    const p = makePlatform("shop");
+    const one = desiredHpa(
+      platformInputs(p, p.spec, TEST_CONFIG, {
+        ...all,
+        customMetricValues: { http_request_queue_length: false, http_response_time_ms: true },
+      }),
+    );
+    expect((one!.spec as { metrics: { pods?: { metric: { name: string } } }[] }).metrics).toHaveLength(3);
+    expect(
+      (one!.spec as { metrics: { pods?: { metric: { name: string } } }[] }).metrics[2]?.pods?.metric,
+    ).toEqual({
+      name: "http_response_time_ms",
+    });
   });
 
   it("Custom plans take spec.resources; the cost comes from the price table", () => {

@@ -1,11 +1,10 @@
 import { toQuantity } from "../../api/plans.ts";
-import { LABEL_COMPONENT, LABEL_PLATFORM } from "../../api/v1alpha1/labels.ts";
 import { platformAppName, platformDatabasePvcName } from "../../api/v1alpha1/names.ts";
 import { needsApply } from "../../runtime/apply.ts";
 import type { KubeObject, ReconcileContext } from "../../runtime/types.ts";
 import { readList, readOne } from "../scheduledtask/read.ts";
 import type { PlatformControllerConfig } from "./config.ts";
-import { bytes, nameOf, type PlatformInputs } from "./desired/common.ts";
+import { appPodSelector, bytes, nameOf, type PlatformInputs } from "./desired/common.ts";
 import { desiredPvcExpansion } from "./desired/database.ts";
 import { issuerOf, tlsSecretName } from "./desired/ingress.ts";
 import type { FeatureDetector } from "./features.ts";
@@ -23,8 +22,14 @@ export function appPods(
   cached: ReadonlySet<string>,
   inp: PlatformInputs,
 ): Promise<KubeObject[]> {
-  const selector = `${LABEL_PLATFORM}=${nameOf(inp)},${LABEL_COMPONENT}=app`;
-  return readList(ctx, cached, "v1", "Pod", inp.platform.metadata.namespace ?? "", selector);
+  return readList(
+    ctx,
+    cached,
+    "v1",
+    "Pod",
+    inp.platform.metadata.namespace ?? "",
+    appPodSelector(nameOf(inp)),
+  );
 }
 
 /** Whether the Ingress's class (or a default class when none is named) exists. */

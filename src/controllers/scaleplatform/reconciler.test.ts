@@ -184,17 +184,6 @@ describe("ScalePlatformReconciler", () => {
     expect(p.status?.urls?.platform).toBe("http://shop.example.test/");
   });
 
-  it("with a custom-metrics API the HPA gets the queue-length and response-time metrics", async () => {
-    const s = setup({ customMetrics: true });
-    await s.rec.reconcile(key, s.ctx);
-    const hpa = (await s.client.get("autoscaling/v2", "HorizontalPodAutoscaler", "ns", "shop")) as KubeObject;
-    const metrics = (hpa.spec as { metrics: { type: string }[] }).metrics;
-    expect(metrics.map((m) => m.type)).toEqual(["Resource", "Resource", "Pods", "Pods"]);
-    const p = await getPlatform(s.client);
-    expect(p.status?.activeScalingTriggers).toEqual(["CPU", "Memory", "RequestQueueLength", "ResponseTime"]);
-    expect(p.status?.conditions?.find((c) => c.type === "AutoscalingActive")?.reason).toBe("AllMetrics");
-  });
-
   it("keeps DatabaseConfigured pending while the health endpoint reports no database connection", async () => {
     const s = setup();
     s.health.state.ok = false;

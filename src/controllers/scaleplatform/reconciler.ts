@@ -29,7 +29,7 @@ import { controlledBy } from "../scheduledtask/prune.ts";
 import { readOne } from "../scheduledtask/read.ts";
 import type { PlatformControllerConfig } from "./config.ts";
 import { appImage, configHash, desiredAppDeployment, desiredAppService } from "./desired/app.ts";
-import { nameOf, type PlatformInputs, platformInputs } from "./desired/common.ts";
+import { appPodSelector, nameOf, type PlatformInputs, platformInputs } from "./desired/common.ts";
 import { configData, desiredConfigMap } from "./desired/configmap.ts";
 import { newCredentialsSecret, newDatabaseSecret, type RandomString } from "./desired/credentials.ts";
 import { desiredDatabaseService, desiredDatabaseStatefulSet } from "./desired/database.ts";
@@ -109,6 +109,7 @@ export class ScalePlatformReconciler implements Reconciler {
     );
     if (!platform || platform.metadata.deletionTimestamp) {
       // Children go with the garbage collector (ownerReferences); the volume per its retention policy.
+      this.detector.forgetPlatform(`${key.namespace}/${key.name}`);
       return {};
     }
     const parsed = scalePlatformSpecSchema.safeParse(platform.spec);
@@ -121,7 +122,15 @@ export class ScalePlatformReconciler implements Reconciler {
     }
     const now = ctx.clock.now();
     const features = await this.detector.detect(ctx.client, now);
-    const inp = platformInputs(platform, parsed.data, this.config, features);
+    const inp = platformInputs(platform, parsed.data, this.config, {
+      ...features,
+      customMetricValues: await this.customMetricValues(
+        ctx,
+        key,
+        features.customMetrics,
+        parsed.data.stopped,
+      ),
+    });
     const ns = key.namespace;
 
     // Generated Secrets: created once with fresh randomness, never rewritten.
@@ -311,6 +320,30 @@ export class ScalePlatformReconciler implements Reconciler {
     }
     const settled = status.phase === "Running" || status.phase === "Stopped";
     return { requeueAfter: settled ? this.config.healthCheck.intervalSeconds * 1000 : PROGRESS_REQUEUE_MS };
+  }
+
+  /** Which custom metrics have values for the app's pods (only asked when the API is served and the app runs). */
+  private async customMetricValues(
+    ctx: ReconcileContext,
+    key: ObjectKey,
+    served: boolean,
+    stopped: boolean | undefined,
+  ): Promise<Record<string, boolean> | undefined> {
+    if (!served || stopped) return undefined;
+    const cm = this.config.customMetrics;
+    return this.detector.podMetricValues(
+      ctx.client,
+      `${key.namespace}/${key.name}`,
+      key.namespace,
+      appPodSelector(key.name),
+      [cm.queueLength, cm.responseTime],
+      ctx.clock.now(),
+      (metric, err) =>
+        ctx.log.warn(
+          { platform: key.name, metric, err: (err as Error).message },
+          "custom metrics query failed",
+        ),
+    );
   }
 
   /** The HPA while stopped, and a Certificate no longer wanted. */

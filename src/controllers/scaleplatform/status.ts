@@ -16,7 +16,7 @@ import type { KubeObject } from "../../runtime/types.ts";
 import type { PlatformControllerConfig } from "./config.ts";
 import type { PlatformInputs } from "./desired/common.ts";
 import { platformUrls } from "./desired/configmap.ts";
-import { activeTriggers } from "./desired/hpa.ts";
+import { activeTriggers, customMetricUsable, customTriggers } from "./desired/hpa.ts";
 import type { HealthState } from "./health.ts";
 import { uptimePercent } from "./health.ts";
 import { allFinished, type Step, stepSummary, type TlsObservation } from "./progress.ts";
@@ -143,6 +143,31 @@ function tlsCondition(tls: TlsObservation): ConditionInput {
   }
 }
 
+function autoscalingCondition(inp: PlatformInputs, triggers: readonly string[]): ConditionInput {
+  const type = CONDITION_AUTOSCALING;
+  if (inp.spec.stopped)
+    return { type, status: "False", reason: PlatformReason.Stopped, message: "HPA removed while stopped" };
+  const list = `triggers: ${triggers.join(", ")}`;
+  if (!inp.features.customMetrics)
+    return {
+      type,
+      status: "True",
+      reason: PlatformReason.ResourceMetricsOnly,
+      message: `${list}; the cluster serves no custom.metrics.k8s.io API, so request queue length and response time are not used`,
+    };
+  const missing = customTriggers(inp)
+    .filter((c) => !customMetricUsable(inp, c.metric))
+    .map((c) => c.metric);
+  if (missing.length === 0) return { type, status: "True", reason: PlatformReason.AllMetrics, message: list };
+  // Left out rather than added: the HPA would never scale down while a metric has no values.
+  return {
+    type,
+    status: "True",
+    reason: PlatformReason.CustomMetricsMissing,
+    message: `${list}; the custom metrics API serves no ${missing.join(" and no ")} for the app's pods, so ${missing.length > 1 ? "they are" : "it is"} left out (an HPA does not scale down while a metric is unavailable)`,
+  };
+}
+
 function storageCondition(s: StorageObservation): ConditionInput | undefined {
   const type = CONDITION_STORAGE_SIZED;
   switch (s.kind) {
@@ -234,28 +259,7 @@ export function computeStatus(i: StatusInput): ScalePlatformStatus {
         },
   );
   const triggers = inp.spec.stopped ? [] : activeTriggers(inp);
-  set(
-    inp.spec.stopped
-      ? {
-          type: CONDITION_AUTOSCALING,
-          status: "False",
-          reason: PlatformReason.Stopped,
-          message: "HPA removed while stopped",
-        }
-      : inp.features.customMetrics
-        ? {
-            type: CONDITION_AUTOSCALING,
-            status: "True",
-            reason: PlatformReason.AllMetrics,
-            message: `triggers: ${triggers.join(", ")}`,
-          }
-        : {
-            type: CONDITION_AUTOSCALING,
-            status: "True",
-            reason: PlatformReason.ResourceMetricsOnly,
-            message: `triggers: ${triggers.join(", ")}; the cluster serves no custom.metrics.k8s.io API, so request queue length and response time are not used`,
-          },
-  );
+  set(autoscalingCondition(inp, triggers));
   if (!inp.spec.stopped) {
     set(
       h === undefined

@@ -199,3 +199,31 @@ export function clusterObjects(
     });
   return out;
 }
+
+/**
+ * Makes the fake API server answer the custom metrics API (v1beta2) for `metric` of the pods in
+ * namespace "ns": a MetricValueList with one value per pod `podNames` lists (empty list when none).
+ * Returns a counter of the queries it answered.
+ */
+export function serveCustomMetric(
+  client: FakeKubeClient,
+  metric: string,
+  podNames: () => string[],
+): { queries: () => number; selectors: string[] } {
+  const selectors: string[] = [];
+  client.serveRaw(`/apis/custom.metrics.k8s.io/v1beta2/namespaces/ns/pods/*/${metric}`, (q) => {
+    selectors.push(q.labelSelector ?? "");
+    return {
+      kind: "MetricValueList",
+      apiVersion: "custom.metrics.k8s.io/v1beta2",
+      metadata: {},
+      items: podNames().map((name) => ({
+        describedObject: { kind: "Pod", namespace: "ns", name, apiVersion: "/v1" },
+        metric: { name: metric },
+        timestamp: "2026-01-01T00:00:00Z",
+        value: "3",
+      })),
+    };
+  });
+  return { queries: () => selectors.length, selectors };
+}

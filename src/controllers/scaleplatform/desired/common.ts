@@ -21,6 +21,11 @@ export interface ClusterFeatures {
   certManager: boolean;
   /** An APIService of custom.metrics.k8s.io is Available. */
   customMetrics: boolean;
+  /**
+   * Per configured custom metric name: whether that API serves values for this platform's app
+   * pods (asked only when customMetrics; absent means none).
+   */
+  customMetricValues?: Readonly<Record<string, boolean>>;
 }
 
 /** Inputs of every builder. */
@@ -111,6 +116,11 @@ export function childLabels(inp: PlatformInputs, component?: Component): Record<
 /** The fixed selector of a component's pods (never changes: selectors are immutable). */
 export function selectorLabels(inp: PlatformInputs, component: Component): Record<string, string> {
   return { [LABEL_PLATFORM]: nameOf(inp), [LABEL_COMPONENT]: component };
+}
+
+/** Label selector (query form) of a platform's app pods. */
+export function appPodSelector(platformName: string): string {
+  return `${LABEL_PLATFORM}=${platformName},${LABEL_COMPONENT}=app`;
 }
 
 /** Controller ownerReference to the platform: the garbage collector deletes children with it. */

@@ -11,7 +11,9 @@ import { childMeta, nameOf, type PlatformInputs } from "./common.ts";
 // "CPU above 80 %" of spec §8.2 means 80 % of what the plan gives a pod.
 //
 // The request-queue-length and response-time metrics are added only when the cluster serves
-// custom.metrics.k8s.io: an HPA with an unavailable metric refuses to scale down.
+// custom.metrics.k8s.io **and** that API has values of the metric for the app's pods: the HPA
+// controller never scales down while one of its metrics is unavailable, so a metric without
+// values would pin the app at its peak size.
 
 /** CPU and memory thresholds of spec §8.2, as fractions of a pod's limit. */
 export const CPU_THRESHOLD = 0.8;
@@ -19,10 +21,26 @@ export const MEMORY_THRESHOLD = 0.85;
 
 type Trigger = (typeof SCALING_TRIGGERS)[number];
 
+/** The custom-metric triggers with the metric name each reads. */
+export function customTriggers(inp: PlatformInputs): { trigger: Trigger; metric: string; target: string }[] {
+  const cm = inp.config.customMetrics;
+  return [
+    { trigger: "RequestQueueLength", metric: cm.queueLength, target: cm.queueLengthTarget },
+    { trigger: "ResponseTime", metric: cm.responseTime, target: cm.responseTimeTarget },
+  ];
+}
+
+/** Whether the HPA reads this custom metric: the API is served and has values of it for the app's pods. */
+export function customMetricUsable(inp: PlatformInputs, metric: string): boolean {
+  return inp.features.customMetrics && inp.features.customMetricValues?.[metric] === true;
+}
+
 /** The triggers the HPA of these inputs has. */
 export function activeTriggers(inp: PlatformInputs): Trigger[] {
-  const base: Trigger[] = ["CPU", "Memory"];
-  return inp.features.customMetrics ? [...base, "RequestQueueLength", "ResponseTime"] : base;
+  const custom = customTriggers(inp)
+    .filter((c) => customMetricUsable(inp, c.metric))
+    .map((c) => c.trigger);
+  return ["CPU", "Memory", ...custom];
 }
 
 /** The HPA, or undefined while the platform is stopped (replicas are then 0 and ours). */
@@ -31,7 +49,6 @@ export function desiredHpa(inp: PlatformInputs): KubeObject | undefined {
   const app = inp.budget.app;
   const cpuTarget = `${Math.floor(app.cpuMillis * CPU_THRESHOLD)}m`;
   const memTarget = `${Math.floor(app.memoryMiB * MEMORY_THRESHOLD)}Mi`;
-  const cm = inp.config.customMetrics;
   const pods = (name: string, value: string) => ({
     type: "Pods",
     pods: { metric: { name }, target: { type: "AverageValue", averageValue: value } },
@@ -46,8 +63,8 @@ export function desiredHpa(inp: PlatformInputs): KubeObject | undefined {
       resource: { name: "memory", target: { type: "AverageValue", averageValue: memTarget } },
     },
   ];
-  if (inp.features.customMetrics) {
-    metrics.push(pods(cm.queueLength, cm.queueLengthTarget), pods(cm.responseTime, cm.responseTimeTarget));
+  for (const c of customTriggers(inp)) {
+    if (customMetricUsable(inp, c.metric)) metrics.push(pods(c.metric, c.target));
   }
   return {
     apiVersion: "autoscaling/v2",
