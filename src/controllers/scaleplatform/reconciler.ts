@@ -1,7 +1,6 @@
 import { randomInt } from "node:crypto";
 import { CONDITION_READY, PlatformReason } from "../../api/v1alpha1/conditions.ts";
 import { API_VERSION } from "../../api/v1alpha1/kind.ts";
-import { ANNOTATION_CONFIG_HASH } from "../../api/v1alpha1/labels.ts";
 import {
   platformAppName,
   platformCredentialsSecretName,
@@ -28,7 +27,13 @@ import type {
 import { controlledBy } from "../scheduledtask/prune.ts";
 import { readOne } from "../scheduledtask/read.ts";
 import type { PlatformControllerConfig } from "./config.ts";
-import { appImage, configHash, desiredAppDeployment, desiredAppService } from "./desired/app.ts";
+import {
+  appImage,
+  configHash,
+  desiredAppDeployment,
+  desiredAppService,
+  liveConfigHash,
+} from "./desired/app.ts";
 import { appPodSelector, nameOf, type PlatformInputs, platformInputs } from "./desired/common.ts";
 import { configData, desiredConfigMap } from "./desired/configmap.ts";
 import { newCredentialsSecret, newDatabaseSecret, type RandomString } from "./desired/credentials.ts";
@@ -44,12 +49,6 @@ import { deriveSteps, type Step } from "./progress.ts";
 import { checkSecretRefs, describeProblems } from "./secrets.ts";
 import { computeStatus } from "./status.ts";
 
-/** The config hash on a live Deployment's pod template. */
-function liveTemplateHash(dep: KubeObject | undefined): string | undefined {
-  return (dep?.spec as { template?: { metadata?: { annotations?: Record<string, string> } } } | undefined)
-    ?.template?.metadata?.annotations?.[ANNOTATION_CONFIG_HASH];
-}
-
 const ALPHANUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
 /** Cryptographically random alphanumeric strings. */
@@ -58,8 +57,11 @@ export const cryptoRandom: RandomString = (n) =>
 
 /** While provisioning or updating, look again this often (ms). */
 const PROGRESS_REQUEUE_MS = 2000;
-/** Re-reads of a missing referenced Secret (nothing watches the user's Secrets): 2 s doubling to 60 s. */
-const SECRET_BACKOFF = { baseMs: 2000, maxMs: 60_000 };
+/**
+ * Re-reads of a missing referenced Secret (nothing watches the user's Secrets): 2 s doubling,
+ * capped by the health check interval (a held platform keeps being checked at its usual pace).
+ */
+const SECRET_BACKOFF_BASE_MS = 2000;
 
 /** Injected dependencies (real ones by default). */
 export interface PlatformReconcilerDeps {
@@ -94,7 +96,11 @@ export class ScalePlatformReconciler implements Reconciler {
     this.detector = deps.detector ?? new FeatureDetector(config.featureRecheckSeconds * 1000);
     this.health = deps.health ?? new HealthTracker();
     this.cached = deps.cached ?? new Set();
-    this.secretBackoff = new KeyBackoff({ ...SECRET_BACKOFF, random: deps.jitter });
+    this.secretBackoff = new KeyBackoff({
+      baseMs: SECRET_BACKOFF_BASE_MS,
+      maxMs: Math.max(SECRET_BACKOFF_BASE_MS, config.healthCheck.intervalSeconds * 1000),
+      random: deps.jitter,
+    });
   }
 
   /** One pass for the platform named by `key`. */
@@ -110,6 +116,7 @@ export class ScalePlatformReconciler implements Reconciler {
     if (!platform || platform.metadata.deletionTimestamp) {
       // Children go with the garbage collector (ownerReferences); the volume per its retention policy.
       this.detector.forgetPlatform(`${key.namespace}/${key.name}`);
+      this.secretBackoff.forget(`${key.namespace}/${key.name}`);
       return {};
     }
     const parsed = scalePlatformSpecSchema.safeParse(platform.spec);
@@ -164,8 +171,8 @@ export class ScalePlatformReconciler implements Reconciler {
     const secretProblems = await checkSecretRefs(ctx, ns, refs);
     const configHeld =
       secretProblems.length > 0 && !inp.spec.stopped ? describeProblems(secretProblems) : undefined;
-    const backoffKey = platform.metadata.uid ?? key.name;
-    if (secretProblems.length === 0) this.secretBackoff.forget(backoffKey);
+    const backoffKey = `${ns}/${key.name}`;
+    if (!configHeld) this.secretBackoff.forget(backoffKey);
 
     const data = configData(inp);
     const liveSts = await this.get(ctx, "apps/v1", "StatefulSet", ns, platformDatabaseName(key.name));
@@ -263,7 +270,7 @@ export class ScalePlatformReconciler implements Reconciler {
             appPods: pods,
             // Held back: the pods of the configuration in place are the current ones.
             configHash:
-              (configHeld && liveTemplateHash(live.get(`Deployment/${platformAppName(key.name)}`))) ||
+              (configHeld && liveConfigHash(live.get(`Deployment/${platformAppName(key.name)}`))) ||
               configHash(data),
             ingress: live.get(`Ingress/${platformAppName(key.name)}`),
             ingressClassExists: await ingressClassExists(ctx, inp),
@@ -309,12 +316,12 @@ export class ScalePlatformReconciler implements Reconciler {
           "phase changed",
         );
     }
-    if (secretProblems.length > 0) {
+    if (configHeld) {
       // Nothing watches the user's Secrets: look again, less often the longer one stays missing.
       const after = this.secretBackoff.when(backoffKey);
-      ctx.log.info(
+      ctx.log.debug(
         { platform: key.name, problems: secretProblems.length, requeueAfterMs: after },
-        "referenced Secret missing",
+        "configuration held: referenced Secret missing",
       );
       return { requeueAfter: after };
     }

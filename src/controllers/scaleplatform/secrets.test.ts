@@ -212,9 +212,17 @@ describe("referenced Secrets", () => {
     expect(cond(p, "ConfigurationReady")?.message).toBe("all 1 referenced Secret keys exist");
   });
 
+  it("while held, requeues back off from 2 s to the health check interval", async () => {
+    const s = setup({ email });
+    const delays: (number | undefined)[] = [];
+    for (let i = 0; i < 5; i++) delays.push((await s.rec.reconcile(key, s.ctx)).requeueAfter);
+    expect(delays).toEqual([2000, 4000, 8000, 15_000, 15_000]);
+  });
+
   it("stopping is not held back by a missing Secret (no pod starts)", async () => {
     const s = setup({ email, stopped: true });
-    await s.rec.reconcile(key, s.ctx);
+    // Nothing is held, so no Secret backoff: the usual settled requeue.
+    expect((await s.rec.reconcile(key, s.ctx)).requeueAfter).toBe(15_000);
     const dep = await s.client.get("apps/v1", "Deployment", "ns", "shop");
     expect((dep?.spec as { replicas?: number } | undefined)?.replicas).toBe(0);
     const p = await getPlatform(s.client);

@@ -33,6 +33,14 @@ export function configHash(data: Record<string, string>): string {
   return h.digest("hex").slice(0, 16);
 }
 
+/** The config hash on a live Deployment's pod template (what its pods run with). */
+export function liveConfigHash(dep: KubeObject | undefined): string | undefined {
+  const spec = dep?.spec as
+    | { template?: { metadata?: { annotations?: Record<string, string> } } }
+    | undefined;
+  return spec?.template?.metadata?.annotations?.[ANNOTATION_CONFIG_HASH];
+}
+
 /** The app container image: spec.image, else the operator's default. */
 export function appImage(inp: PlatformInputs): string {
   return inp.spec.image ?? inp.config.images.platform;
