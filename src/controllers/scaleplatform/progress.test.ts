@@ -53,6 +53,31 @@ describe("deriveSteps", () => {
     expect(stepSummary(steps)).toBe("7/7");
   });
 
+  it("a held configuration (missing Secret) fails step 6, shown even while an earlier step waits", () => {
+    const held = 'spec.email.smtp.passwordSecretRef: Secret "smtp" not found in namespace ns';
+    const running = deriveSteps(world({ configHeld: held }), undefined, t("01:00"));
+    expect(running.map((s) => s.state)).toEqual([
+      "Done",
+      "Done",
+      "Done",
+      "Done",
+      "Done",
+      "Failed",
+      "Pending",
+    ]);
+    expect(running[5]?.message).toBe(`configuration not applied: ${held}`);
+    const fresh = deriveSteps(
+      world({ configHeld: held, deployment: undefined, appPods: [], health: undefined, healthAt: undefined }),
+      undefined,
+      t("01:00"),
+    );
+    expect(fresh[1]).toMatchObject({
+      state: "InProgress",
+      message: `app Deployment not created yet: ${held}`,
+    });
+    expect(fresh[5]?.state).toBe("Failed");
+  });
+
   it("a step counts only after every earlier step: later ones are Pending", () => {
     const steps = deriveSteps(
       world({
