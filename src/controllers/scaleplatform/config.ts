@@ -64,6 +64,11 @@ export const PlatformSettingsSchema = z.object({
     .default("/healthz")
     .describe("Health endpoint: 2xx only when the app and its database answer"),
   livenessPath: z.string().default("/healthz").describe("Path of the app's liveness probe"),
+  drainSeconds: int(
+    5,
+    0,
+    "Seconds an app pod keeps serving after it is told to stop (preStop sleep), so a rollout drops no requests while the endpoint removal propagates",
+  ),
   healthCheck: z
     .object({
       target: z

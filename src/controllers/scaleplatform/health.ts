@@ -89,6 +89,15 @@ export class HealthTracker {
     return s;
   }
 
+  /** Counts the last check toward uptime when nothing has been counted yet (first deployment). */
+  countLast(uid: string): void {
+    const s = this.states.get(uid);
+    if (!s?.last || !s.lastAt || s.total > 0) return;
+    s.since = s.lastAt;
+    s.total = 1;
+    if (s.last.ok) s.passed = 1;
+  }
+
   /** Forgets a deleted platform. */
   forget(uid: string): void {
     this.states.delete(uid);

@@ -92,6 +92,28 @@ describe("ScalePlatformReconciler", () => {
     expect(p.status?.deployedTime).toBeDefined();
   });
 
+  it("carries the uptime in the very status that first says Running (no extra write just after)", async () => {
+    const s = setup({ certManager: true });
+    let p = await getPlatform(s.client);
+    for (let i = 0; i < 10 && p.status?.phase !== "Running"; i++) {
+      await s.rec.reconcile(key, s.ctx);
+      await simulateCluster(s.client, "shop");
+      p = await getPlatform(s.client);
+      s.clock.advance(3000);
+    }
+    expect(p.status?.phase).toBe("Running");
+    expect(p.status?.uptimePercent).toBe(100);
+    expect(p.status?.uptimeSince).toBeDefined();
+    expect(p.status?.uptimeSince! <= p.status?.deployedTime!).toBe(true);
+    // The next passes (health checks due and passing) change nothing.
+    s.client.clearWrites();
+    for (let i = 0; i < 3; i++) {
+      s.clock.advance(20_000);
+      await s.rec.reconcile(key, s.ctx);
+    }
+    expect(s.client.writes.map((w) => `${w.verb} ${w.kind}/${w.name}`)).toEqual([]);
+  });
+
   it("makes zero writes at steady state", async () => {
     const s = setup({ certManager: true });
     await settle(s);

@@ -45,7 +45,7 @@ import { stepEvents } from "./events.ts";
 import { FeatureDetector } from "./features.ts";
 import { type HealthProbe, HealthTracker, httpHealthProbe } from "./health.ts";
 import { appPods, healthUrl, ingressClassExists, observeTls, reconcileStorage } from "./observe.ts";
-import { deriveSteps, type Step } from "./progress.ts";
+import { allFinished, deriveSteps, type Step } from "./progress.ts";
 import { checkSecretRefs, describeProblems } from "./secrets.ts";
 import { computeStatus } from "./status.ts";
 
@@ -283,6 +283,10 @@ export class ScalePlatformReconciler implements Reconciler {
           prev?.steps as Step[] | undefined,
           now,
         );
+    // The check that completes the first deployment is the first counted toward uptime, so the
+    // status that first says Running already carries the uptime (no second write moments later).
+    if (!prev?.deployedTime && !inp.spec.stopped && allFinished(steps))
+      this.health.countLast(platform.metadata.uid ?? key.name);
     const status = computeStatus({
       inp,
       steps,

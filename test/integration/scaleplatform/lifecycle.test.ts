@@ -28,7 +28,7 @@ const NAME = "shop";
 const HOST = "shop.platform.test";
 
 describe.skipIf(reason)("ScalePlatform lifecycle on the real cluster", () => {
-  const ns = useNamespace("splat");
+  const ns = useNamespace("splat", { "pod-security.kubernetes.io/enforce": "restricted" });
   let op: PlatformOperator;
   const figures: Record<string, unknown> = {};
 

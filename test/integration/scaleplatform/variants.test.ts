@@ -39,7 +39,7 @@ const hpaMetricTypes = async (ns: string) =>
   ).map((m) => m.type);
 
 describe.skipIf(reason)("ScalePlatform on what the cluster offers", () => {
-  const ns = useNamespace("splatv");
+  const ns = useNamespace("splatv", { "pod-security.kubernetes.io/enforce": "restricted" });
   let op: PlatformOperator;
   let certManager = false;
   let customMetrics = false;
@@ -86,26 +86,50 @@ describe.skipIf(reason)("ScalePlatform on what the cluster offers", () => {
     expect((await viaIngress(HOST, "/healthz")).status).toBe(200);
   });
 
-  it("HPA triggers: CPU and memory, plus queue length and response time only with a custom-metrics API", async () => {
-    const hpa = await getObj<KubeObject>(ns.name, "hpa", NAME);
-    const metrics = (hpa?.spec as { metrics: { type: string }[] } | undefined)?.metrics ?? [];
-    const p = await getPlatform(ns.name, NAME);
-    const cond = p.status?.conditions?.find((c) => c.type === "AutoscalingActive");
+  it("HPA triggers: CPU and memory, plus queue length and response time only where the custom-metrics API has values", async () => {
+    // The operator re-checks the metrics API every featureRecheckSeconds (10 s here).
+    const want = customMetrics ? "CPU,Memory,RequestQueueLength,ResponseTime" : "CPU,Memory";
+    const p = await waitFor(
+      async () => {
+        const cur = await getPlatform(ns.name, NAME);
+        return (cur.status?.activeScalingTriggers ?? []).join() === want ? cur : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 1000, what: `triggers ${want}` },
+    );
+    const metrics = await hpaMetricTypes(ns.name);
     if (customMetrics) {
-      expect(metrics.map((m) => m.type)).toEqual(["Resource", "Resource", "Pods", "Pods"]);
-      expect(p.status?.activeScalingTriggers).toEqual([
-        "CPU",
-        "Memory",
-        "RequestQueueLength",
-        "ResponseTime",
-      ]);
-      expect(cond?.reason).toBe("AllMetrics");
+      expect(metrics).toEqual(["Resource", "Resource", "Pods", "Pods"]);
+      expect(cond(p, "AutoscalingActive")?.reason).toBe("AllMetrics");
+      // The HPA controller itself reads the custom metrics the operator put in.
+      await waitFor(
+        async () => {
+          const hpa = await getObj<KubeObject>(ns.name, "hpa", NAME);
+          const cur =
+            (hpa?.status as { currentMetrics?: { type: string }[] } | undefined)?.currentMetrics ?? [];
+          return cur.filter((m) => m.type === "Pods").length === 2 ? true : undefined;
+        },
+        { timeoutMs: 60_000, intervalMs: 1000, what: "the HPA to read both Pods metrics" },
+      );
+      // Values gone: the operator leaves the metrics out again rather than blocking scale-down.
+      await setPodsMetric(ns.name, "http_request_queue_length", undefined);
+      const less = await waitFor(
+        async () => {
+          const cur = await getPlatform(ns.name, NAME);
+          return (cur.status?.activeScalingTriggers ?? []).join() === "CPU,Memory,ResponseTime"
+            ? cur
+            : undefined;
+        },
+        { timeoutMs: 60_000, intervalMs: 1000, what: "queue length left out" },
+      );
+      expect(cond(less, "AutoscalingActive")?.reason).toBe("CustomMetricsMissing");
+      expect(cond(less, "AutoscalingActive")?.message).toContain("http_request_queue_length");
+      expect(await hpaMetricTypes(ns.name)).toEqual(["Resource", "Resource", "Pods"]);
+      await setPodsMetric(ns.name, "http_request_queue_length", "2");
     } else {
-      expect(metrics.map((m) => m.type)).toEqual(["Resource", "Resource"]);
-      expect(p.status?.activeScalingTriggers).toEqual(["CPU", "Memory"]);
-      expect(cond?.reason).toBe("ResourceMetricsOnly");
+      expect(metrics).toEqual(["Resource", "Resource"]);
+      expect(cond(p, "AutoscalingActive")?.reason).toBe("ResourceMetricsOnly");
     }
-  });
+  }, 200_000);
 
   // The other side of both branches on the same cluster: cert-manager uninstalled (CRDs and all)
   // and the custom-metrics APIService removed while the platform runs, then both installed again.

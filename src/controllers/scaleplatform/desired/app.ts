@@ -84,7 +84,8 @@ export function desiredAppDeployment(inp: PlatformInputs, configData: Record<str
         spec: {
           securityContext: { runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } },
           automountServiceAccountToken: false,
-          terminationGracePeriodSeconds: 30,
+          // 30 s to finish in-flight requests after SIGTERM, on top of the drain sleep.
+          terminationGracePeriodSeconds: 30 + inp.config.drainSeconds,
           containers: [
             {
               name: "platform",
@@ -119,6 +120,13 @@ export function desiredAppDeployment(inp: PlatformInputs, configData: Record<str
                 // A minute of failures before a restart: a database hiccup must not kill the app.
                 failureThreshold: 6,
               },
+              // An old pod keeps serving for a few seconds after it is told to stop, while the
+              // endpoint removal reaches kube-proxy and the Ingress controller; it gets SIGTERM
+              // only then, so a rolling upgrade drops no requests (the kubelet's own sleep: the
+              // image needs no shell).
+              ...(inp.config.drainSeconds > 0
+                ? { lifecycle: { preStop: { sleep: { seconds: inp.config.drainSeconds } } } }
+                : {}),
               securityContext: RESTRICTED_CONTAINER,
               volumeMounts: [{ name: "tmp", mountPath: "/tmp" }],
             },
