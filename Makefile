@@ -15,6 +15,10 @@ NPX = $(WITH_NODE) npx
 export CLUSTER_NAME ?= cronscale
 export KWOK_NODES ?= 0
 export ADDONS ?=
+# Add-ons of the throwaway cluster the integration tests start: all of them, so the platform
+# tests run for real. `CRONSCALE_TEST_ADDONS= make test` runs a task-only cluster; the tests that
+# need an add-on then skip and say why.
+export CRONSCALE_TEST_ADDONS ?= platform
 
 ##@ General
 
@@ -116,5 +120,5 @@ docker-down: ## Stop the project's docker daemon (keeps its layer cache)
 ##@ Run
 
 .PHONY: run
-run: deps ## Local cluster (or KUBECONFIG) + CRDs + operator + samples
-	$(WITH_NODE) hack/run.sh
+run: deps ## Local cluster with the platform add-ons (or KUBECONFIG) + CRDs + operator + samples
+	$(WITH_NODE) ADDONS='$(if $(filter file,$(origin ADDONS)),platform,$(ADDONS))' hack/run.sh
