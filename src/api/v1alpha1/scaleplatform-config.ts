@@ -151,7 +151,9 @@ export const paymentGatewaySchema = z
     credentialsSecretRef: z
       .object({ name: shortText(253, "Name of the Secret in the same namespace.") })
       .optional()
-      .describe("Secret with the provider's credentials (keys are provider-specific)."),
+      .describe(
+        "Secret with the provider's credentials (keys are provider-specific). The app receives every key as env var PAYMENT_<NAME>_<key> (NAME upper-cased, non-alphanumerics as _); until the Secret exists the app's configuration is not rolled out (condition ConfigurationReady).",
+      ),
     settings: z
       .record(z.string().max(63), z.string().max(1024))
       .meta({ maxProperties: 32 })

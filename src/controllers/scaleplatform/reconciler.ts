@@ -40,7 +40,7 @@ import { newCredentialsSecret, newDatabaseSecret, type RandomString } from "./de
 import { desiredDatabaseService, desiredDatabaseStatefulSet } from "./desired/database.ts";
 import { desiredHpa } from "./desired/hpa.ts";
 import { desiredCertificate, desiredIngress } from "./desired/ingress.ts";
-import { secretRefUses } from "./desired/secretrefs.ts";
+import { secretFromUses, secretRefUses } from "./desired/secretrefs.ts";
 import { stepEvents } from "./events.ts";
 import { FeatureDetector } from "./features.ts";
 import { type HealthProbe, HealthTracker, httpHealthProbe } from "./health.ts";
@@ -168,7 +168,8 @@ export class ScalePlatformReconciler implements Reconciler {
     // the app's configuration (ConfigMap and Deployment) stays as it is, or is not created yet;
     // everything else proceeds. When stopped no pod starts, so nothing is held.
     const refs = secretRefUses(inp);
-    const secretProblems = await checkSecretRefs(ctx, ns, refs);
+    const wholeSecrets = secretFromUses(inp);
+    const secretProblems = await checkSecretRefs(ctx, ns, refs, wholeSecrets);
     const configHeld =
       secretProblems.length > 0 && !inp.spec.stopped ? describeProblems(secretProblems) : undefined;
     const backoffKey = `${ns}/${key.name}`;
@@ -299,7 +300,7 @@ export class ScalePlatformReconciler implements Reconciler {
       health,
       now,
       secretProblems,
-      secretRefCount: refs.length,
+      secretRefCount: refs.length + wholeSecrets.length,
     });
     if (
       await applyStatusIfChanged(

@@ -105,6 +105,38 @@ describe("referenced Secrets", () => {
     expect(JSON.stringify(configData(inp))).not.toContain("SMTP_PASSWORD");
   });
 
+  it("payment gateway credentials: the whole Secret through envFrom, prefixed PAYMENT_<NAME>_; a missing one holds the app", async () => {
+    const gateway = (name: string, secretName: string, enabled = true) => ({
+      name,
+      type: "Card" as const,
+      provider: "stripe",
+      mode: "Test" as const,
+      enabled,
+      credentialsSecretRef: { name: secretName },
+    });
+    const spec = { paymentGateways: [gateway("cards", "stripe-keys"), gateway("old", "gone", false)] };
+    const p = makePlatform("shop", spec);
+    const inp = platformInputs(p, p.spec, TEST_CONFIG, { certManager: false, customMetrics: false });
+    const dep = desiredAppDeployment(inp, configData(inp));
+    const envFrom = (dep.spec as { template: { spec: { containers: { envFrom: unknown[] }[] } } }).template
+      .spec.containers[0]!.envFrom;
+    expect(envFrom.slice(1)).toEqual([{ prefix: "PAYMENT_CARDS_", secretRef: { name: "stripe-keys" } }]);
+
+    const s = setup(spec);
+    await s.rec.reconcile(key, s.ctx);
+    const held = await getPlatform(s.client);
+    expect(cond(held, "ConfigurationReady")).toMatchObject({ status: "False", reason: "SecretNotFound" });
+    expect(cond(held, "ConfigurationReady")?.message).toBe(
+      'spec.paymentGateways[0].credentialsSecretRef: Secret "stripe-keys" not found in namespace ns',
+    );
+    expect(await s.client.get("apps/v1", "Deployment", "ns", "shop")).toBeUndefined();
+    await s.client.create(secret("stripe-keys", { secretKey: "sk_test" }));
+    await settle(s);
+    const ok = await getPlatform(s.client);
+    expect(cond(ok, "ConfigurationReady")).toMatchObject({ status: "True", reason: "SecretsResolved" });
+    expect(await s.client.get("apps/v1", "Deployment", "ns", "shop")).toBeDefined();
+  });
+
   it("a new platform with a missing Secret: app held back, the rest created, condition + Warning + backoff; the Secret appearing lets it proceed", async () => {
     const s = setup({ email });
     const r1 = await s.rec.reconcile(key, s.ctx);
@@ -209,7 +241,7 @@ describe("referenced Secrets", () => {
     expect(env.map((e) => e.name)).toContain("WEBHOOK_ORDERS_SIGNING_KEY");
     p = await getPlatform(s.client);
     expect(p.status?.phase).toBe("Running");
-    expect(cond(p, "ConfigurationReady")?.message).toBe("all 1 referenced Secret keys exist");
+    expect(cond(p, "ConfigurationReady")?.message).toBe("all 1 Secret references resolve");
   });
 
   it("while held, requeues back off from 2 s to the health check interval", async () => {

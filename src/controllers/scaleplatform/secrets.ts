@@ -1,6 +1,6 @@
 import { PlatformReason } from "../../api/v1alpha1/conditions.ts";
 import type { KubeObject, ReconcileContext } from "../../runtime/types.ts";
-import type { SecretRefUse } from "./desired/secretrefs.ts";
+import type { SecretFromUse, SecretRefUse } from "./desired/secretrefs.ts";
 
 // Whether the user's Secrets the app's env refers to exist. A pod whose secretKeyRef names a
 // missing Secret or key never starts (CreateContainerConfigError), so the reconciler checks
@@ -23,9 +23,19 @@ export async function checkSecretRefs(
   ctx: ReconcileContext,
   namespace: string,
   refs: readonly SecretRefUse[],
+  wholeSecrets: readonly SecretFromUse[] = [],
 ): Promise<SecretProblem[]> {
   const secrets = new Map<string, KubeObject | undefined>();
   const problems: SecretProblem[] = [];
+  for (const r of wholeSecrets) {
+    if (!secrets.has(r.name)) secrets.set(r.name, await ctx.client.get("v1", "Secret", namespace, r.name));
+    if (!secrets.get(r.name)) {
+      problems.push({
+        reason: PlatformReason.SecretNotFound,
+        message: `${r.field}: Secret "${r.name}" not found in namespace ${namespace}`,
+      });
+    }
+  }
   for (const r of refs) {
     if (!secrets.has(r.name)) secrets.set(r.name, await ctx.client.get("v1", "Secret", namespace, r.name));
     const s = secrets.get(r.name) as (KubeObject & { data?: Record<string, string> }) | undefined;

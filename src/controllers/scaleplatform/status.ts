@@ -255,7 +255,7 @@ export function computeStatus(i: StatusInput): ScalePlatformStatus {
           message:
             i.secretRefCount === 0
               ? "no Secret references"
-              : `all ${i.secretRefCount} referenced Secret keys exist`,
+              : `all ${i.secretRefCount} Secret references resolve`,
         },
   );
   const triggers = inp.spec.stopped ? [] : activeTriggers(inp);

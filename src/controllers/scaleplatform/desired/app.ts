@@ -19,7 +19,7 @@ import {
 } from "./common.ts";
 import { CREDENTIAL_KEYS, DB_KEYS } from "./credentials.ts";
 import { DB_PORT } from "./database.ts";
-import { secretRefUses } from "./secretrefs.ts";
+import { secretFromUses, secretRefUses } from "./secretrefs.ts";
 
 // The platform app: a Deployment scaled by its HPA and the ClusterIP Service in front of it. Pure.
 
@@ -109,7 +109,11 @@ export function desiredAppDeployment(inp: PlatformInputs, configData: Record<str
                 // they exist before applying this, since a missing one stops the container.
                 ...secretRefUses(inp).map((r) => fromSecret(r.env, r.name, r.key)),
               ],
-              envFrom: [{ configMapRef: { name: platformConfigMapName(nameOf(inp)) } }],
+              envFrom: [
+                { configMapRef: { name: platformConfigMapName(nameOf(inp)) } },
+                // Payment gateway credentials: every key of the user's Secret, prefixed.
+                ...secretFromUses(inp).map((r) => ({ prefix: r.prefix, secretRef: { name: r.name } })),
+              ],
               resources: containerResources(inp.budget.app, inp.config.requestFraction),
               readinessProbe: { ...probe(inp.config.healthPath), periodSeconds: 5, timeoutSeconds: 3 },
               livenessProbe: {

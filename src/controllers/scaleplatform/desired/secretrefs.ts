@@ -19,12 +19,48 @@ export interface SecretRefUse {
 }
 
 /**
+ * A whole referenced Secret whose keys all become env vars (`envFrom` with a prefix): payment
+ * gateway credentials, whose keys are provider-specific.
+ */
+export interface SecretFromUse {
+  /** Spec field path, e.g. `spec.paymentGateways[0].credentialsSecretRef`. */
+  field: string;
+  /** Prefix of every env var made from the Secret's keys. */
+  prefix: string;
+  name: string;
+}
+
+/**
  * Env var of a webhook's signing key: `WEBHOOK_<NAME>_SIGNING_KEY`, the name upper-cased with
  * every non-alphanumeric character as `_`. Webhook names are DNS labels (no `_`), so distinct
  * names give distinct variables.
  */
 export function webhookSigningKeyEnv(webhook: string): string {
-  return `WEBHOOK_${webhook.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_SIGNING_KEY`;
+  return `WEBHOOK_${envPart(webhook)}_SIGNING_KEY`;
+}
+
+const envPart = (name: string) => name.toUpperCase().replace(/[^A-Z0-9]/g, "_");
+
+/**
+ * Env prefix of a payment gateway's credentials: `PAYMENT_<NAME>_`, so key `secretKey` of
+ * gateway `cards` becomes `PAYMENT_CARDS_secretKey` (keys keep their spelling).
+ */
+export function paymentCredentialsPrefix(gateway: string): string {
+  return `PAYMENT_${envPart(gateway)}_`;
+}
+
+/** Every whole Secret the app reads through envFrom; a disabled gateway needs none. */
+export function secretFromUses(inp: PlatformInputs): SecretFromUse[] {
+  const out: SecretFromUse[] = [];
+  (inp.spec.paymentGateways ?? []).forEach((g, i) => {
+    if (!g.credentialsSecretRef || g.enabled === false) return;
+    out.push({
+      field: `spec.paymentGateways[${i}].credentialsSecretRef`,
+      prefix: paymentCredentialsPrefix(g.name),
+      name: g.credentialsSecretRef.name,
+    });
+  });
+  return out;
 }
 
 /**
