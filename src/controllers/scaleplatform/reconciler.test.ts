@@ -104,7 +104,7 @@ describe("ScalePlatformReconciler", () => {
     expect(p.status?.phase).toBe("Running");
     expect(p.status?.uptimePercent).toBe(100);
     expect(p.status?.uptimeSince).toBeDefined();
-    expect(p.status?.uptimeSince! <= p.status?.deployedTime!).toBe(true);
+    expect(String(p.status?.uptimeSince) <= String(p.status?.deployedTime)).toBe(true);
     // The next passes (health checks due and passing) change nothing.
     s.client.clearWrites();
     for (let i = 0; i < 3; i++) {

@@ -93,7 +93,8 @@ describe.skipIf(reason)("ScalePlatform with Secret references", () => {
       reason: "SecretsResolved",
     });
     const dep = await getObj<KubeObject>(ns.name, "deployment", NAME);
-    const containers = (dep?.spec as { template: { spec: { containers: Container[] } } }).template.spec
+    if (!dep) throw new Error("no app Deployment");
+    const containers = (dep.spec as { template: { spec: { containers: Container[] } } }).template.spec
       .containers;
     const env = containers[0]?.env?.find((e) => e.name === "SMTP_PASSWORD");
     expect(env?.valueFrom?.secretKeyRef).toEqual({ name: "mail", key: "password" });
