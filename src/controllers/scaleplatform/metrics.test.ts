@@ -12,7 +12,7 @@ import {
   makeCtx,
   makePlatform,
   serveCustomMetric,
-  simulateCluster,
+  settle,
   TEST_CONFIG,
 } from "./testing.ts";
 
@@ -35,7 +35,6 @@ function setup(customMetrics: boolean) {
   const podNames = () => env.client.all("v1", "Pod").map((p) => p.metadata.name ?? "");
   return { ...env, rec, podNames };
 }
-type S = ReturnType<typeof setup>;
 
 const getPlatform = async (c: FakeKubeClient) =>
   (await c.get("cronscale.io/v1alpha1", "ScalePlatform", "ns", "shop")) as ScalePlatform;
@@ -46,15 +45,6 @@ const hpaMetrics = async (c: FakeKubeClient) => {
   );
 };
 const autoscaling = (p: ScalePlatform) => p.status?.conditions?.find((c) => c.type === "AutoscalingActive");
-
-async function settle(s: S, rounds = 6) {
-  for (let i = 0; i < rounds; i++) {
-    await s.rec.reconcile(key, s.ctx);
-    await simulateCluster(s.client, "shop");
-    s.clock.advance(3000);
-  }
-  await s.rec.reconcile(key, s.ctx);
-}
 
 describe("custom-metric triggers", () => {
   it("without a custom metrics API: CPU and memory only, and the API is not asked", async () => {

@@ -11,6 +11,7 @@ import {
   fakeProbe,
   makeCtx,
   makePlatform,
+  settle,
   simulateCluster,
   TEST_CONFIG,
 } from "./testing.ts";
@@ -33,16 +34,6 @@ function setup(opts: { certManager?: boolean; customMetrics?: boolean; platform?
 
 async function getPlatform(client: FakeKubeClient): Promise<ScalePlatform> {
   return (await client.get("cronscale.io/v1alpha1", "ScalePlatform", "ns", "shop")) as ScalePlatform;
-}
-
-/** Reconciles and plays the cluster until nothing changes (at most n rounds). */
-async function settle(s: ReturnType<typeof setup>, rounds = 6) {
-  for (let i = 0; i < rounds; i++) {
-    await s.rec.reconcile(key, s.ctx);
-    await simulateCluster(s.client, "shop");
-    s.clock.advance(3000);
-  }
-  await s.rec.reconcile(key, s.ctx);
 }
 
 describe("ScalePlatformReconciler", () => {

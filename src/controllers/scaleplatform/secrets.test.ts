@@ -15,6 +15,7 @@ import {
   fakeProbe,
   makeCtx,
   makePlatform,
+  settle,
   simulateCluster,
   TEST_CONFIG,
 } from "./testing.ts";
@@ -68,21 +69,11 @@ function setup(spec: Partial<ScalePlatformSpec>, objects: KubeObject[] = []) {
   });
   return { ...env, rec };
 }
-type S = ReturnType<typeof setup>;
 
 const getPlatform = async (c: FakeKubeClient) =>
   (await c.get("cronscale.io/v1alpha1", "ScalePlatform", "ns", "shop")) as ScalePlatform;
 const cond = (p: ScalePlatform, type: string) => p.status?.conditions?.find((c) => c.type === type);
 const step = (p: ScalePlatform, name: string) => p.status?.steps?.find((s) => s.name === name);
-
-async function settle(s: S, rounds = 6) {
-  for (let i = 0; i < rounds; i++) {
-    await s.rec.reconcile(key, s.ctx);
-    await simulateCluster(s.client, "shop");
-    s.clock.advance(3000);
-  }
-  return s.rec.reconcile(key, s.ctx);
-}
 
 describe("referenced Secrets", () => {
   it("reach the app as secretKeyRef env vars: SMTP_PASSWORD and WEBHOOK_<NAME>_SIGNING_KEY", () => {

@@ -227,3 +227,25 @@ export function serveCustomMetric(
   });
   return { queries: () => selectors.length, selectors };
 }
+
+/** What settle() drives: a reconciler of platform ns/shop with its fake cluster. */
+export interface Settleable {
+  rec: { reconcile(key: { namespace: string; name: string }, ctx: ReconcileContext): Promise<unknown> };
+  ctx: ReconcileContext;
+  client: FakeKubeClient;
+  clock: FakeClock;
+}
+
+/**
+ * Reconciles platform ns/shop and plays the cluster, `rounds` times 3 s apart, then reconciles
+ * once more; resolves with that last result.
+ */
+export async function settle(s: Settleable, rounds = 6): Promise<unknown> {
+  const key = { namespace: "ns", name: "shop" };
+  for (let i = 0; i < rounds; i++) {
+    await s.rec.reconcile(key, s.ctx);
+    await simulateCluster(s.client, "shop");
+    s.clock.advance(3000);
+  }
+  return s.rec.reconcile(key, s.ctx);
+}

@@ -1,17 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { PLATFORM_STEPS } from "../../../src/api/v1alpha1/scaleplatform.ts";
 import type { KubeObject } from "../../../src/runtime/types.ts";
 import { kubectl, useNamespace, waitFor } from "../../support/cluster.ts";
 import { missingAddon, skipReason } from "../addons/support.ts";
 import { applyPlatform, getObj, getPlatform, psql, replicasOwners, waitPhase } from "./helpers.ts";
-import {
-  installPlatformCrd,
-  localCa,
-  localPlatformConfig,
-  type PlatformOperator,
-  startPlatformOperator,
-  viaIngress,
-} from "./operator.ts";
+import { localCa, usePlatformOperator, viaIngress } from "./operator.ts";
 
 // A platform's whole life on the local cluster with the platform add-ons: real PostgreSQL on a
 // local-path volume, the webapp image as the platform, Traefik, cert-manager, metrics-server, HPA.
@@ -29,15 +22,10 @@ const HOST = "shop.platform.test";
 
 describe.skipIf(reason)("ScalePlatform lifecycle on the real cluster", () => {
   const ns = useNamespace("splat", { "pod-security.kubernetes.io/enforce": "restricted" });
-  let op: PlatformOperator;
+  const op = usePlatformOperator(ns);
   const figures: Record<string, unknown> = {};
 
-  beforeAll(async () => {
-    await installPlatformCrd();
-    op = await startPlatformOperator(ns.name, localPlatformConfig());
-  }, 600_000);
-  afterAll(async () => {
-    await op?.stop();
+  afterAll(() => {
     process.stderr.write(`scaleplatform figures: ${JSON.stringify(figures)}\n`);
   });
 
@@ -125,11 +113,11 @@ describe.skipIf(reason)("ScalePlatform lifecycle on the real cluster", () => {
       }
       return out;
     };
-    const checksBefore = op.logLines.filter((l) => l.includes('"health check"')).length;
+    const checksBefore = op.current.logLines.filter((l) => l.includes('"health check"')).length;
     const before = await rv();
     await new Promise((r) => setTimeout(r, 25_000));
     const after = await rv();
-    const checks = op.logLines.filter((l) => l.includes('"health check"')).length - checksBefore;
+    const checks = op.current.logLines.filter((l) => l.includes('"health check"')).length - checksBefore;
     expect(checks).toBeGreaterThanOrEqual(3);
     // The HPA's status may change (metrics); only its spec is ours.
     const { hpa: _a, ...b } = before;
@@ -261,8 +249,7 @@ describe.skipIf(reason)("ScalePlatform lifecycle on the real cluster", () => {
 
   it("keeps credentials and API key across reconciles and an operator restart", async () => {
     const before = await getObj<KubeObject>(ns.name, "secret", `${NAME}-credentials`);
-    await op.stop();
-    op = await startPlatformOperator(ns.name, localPlatformConfig());
+    await op.restart();
     await new Promise((r) => setTimeout(r, 10_000));
     const after = await getObj<KubeObject>(ns.name, "secret", `${NAME}-credentials`);
     expect(after?.data).toEqual(before?.data);

@@ -4,6 +4,7 @@ import https from "node:https";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll } from "vitest";
 import {
   DEFAULT_PLATFORM_CONFIG,
   type PlatformControllerConfig,
@@ -92,6 +93,38 @@ export async function startPlatformOperator(
   const reconciler = registerScalePlatformControllers(manager, { config, workers: 2 });
   await manager.start();
   return { manager, reconciler, logLines, stop: () => manager.stop() };
+}
+
+/** The operator of a test file: started in beforeAll, stopped in afterAll, restartable. */
+export interface OperatorHandle {
+  readonly current: PlatformOperator;
+  /** Stops the running operator and starts a new one (a new process, as far as state goes). */
+  restart(): Promise<void>;
+}
+
+/**
+ * Installs the CRD and starts the controller for the test namespace in a beforeAll (register it
+ * before hooks that need the operator), stops it in afterAll.
+ */
+export function usePlatformOperator(ns: { readonly name: string }): OperatorHandle {
+  let op: PlatformOperator | undefined;
+  beforeAll(async () => {
+    await installPlatformCrd();
+    op = await startPlatformOperator(ns.name, localPlatformConfig());
+  }, 600_000);
+  afterAll(async () => {
+    await op?.stop();
+  });
+  return {
+    get current() {
+      if (!op) throw new Error("usePlatformOperator(): the operator runs from beforeAll on");
+      return op;
+    },
+    async restart() {
+      await op?.stop();
+      op = await startPlatformOperator(ns.name, localPlatformConfig());
+    },
+  };
 }
 
 /** Loopback ports of the Ingress controller. */

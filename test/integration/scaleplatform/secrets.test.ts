@@ -1,14 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../../../src/runtime/types.ts";
 import { kubectl, useNamespace, waitFor } from "../../support/cluster.ts";
 import { skipReason } from "../addons/support.ts";
 import { applyPlatform, getObj, getPlatform, waitPhase } from "./helpers.ts";
-import {
-  installPlatformCrd,
-  localPlatformConfig,
-  type PlatformOperator,
-  startPlatformOperator,
-} from "./operator.ts";
+import { usePlatformOperator } from "./operator.ts";
 
 // A platform whose SMTP password lives in a Secret the user has not created yet: the operator
 // names the field and the Secret, holds the app back (a pod referring to a missing Secret could
@@ -22,15 +17,7 @@ type Container = { env?: { name: string; valueFrom?: { secretKeyRef?: { name: st
 
 describe.skipIf(reason)("ScalePlatform with Secret references", () => {
   const ns = useNamespace("splats", { "pod-security.kubernetes.io/enforce": "restricted" });
-  let op: PlatformOperator;
-
-  beforeAll(async () => {
-    await installPlatformCrd();
-    op = await startPlatformOperator(ns.name, localPlatformConfig());
-  }, 600_000);
-  afterAll(async () => {
-    await op?.stop();
-  });
+  usePlatformOperator(ns);
 
   it("a missing Secret: ConfigurationReady=False naming the field, no app Deployment, the database proceeds", async () => {
     const r = await applyPlatform(ns.name, NAME, {

@@ -1,15 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { KubeObject } from "../../../src/runtime/types.ts";
 import { kubectl, useNamespace, waitFor } from "../../support/cluster.ts";
 import { addonEnv, addonScript, missingAddon, skipReason } from "../addons/support.ts";
 import { applyPlatform, getObj, getPlatform, waitPhase } from "./helpers.ts";
-import {
-  installPlatformCrd,
-  localPlatformConfig,
-  type PlatformOperator,
-  startPlatformOperator,
-  viaIngress,
-} from "./operator.ts";
+import { usePlatformOperator, viaIngress } from "./operator.ts";
 
 // What the platform becomes depending on the cluster: cert-manager or not (TLS waits, nothing
 // else blocked), a custom-metrics API or not (which HPA triggers are active), and the database
@@ -40,7 +34,7 @@ const hpaMetricTypes = async (ns: string) =>
 
 describe.skipIf(reason)("ScalePlatform on what the cluster offers", () => {
   const ns = useNamespace("splatv", { "pod-security.kubernetes.io/enforce": "restricted" });
-  let op: PlatformOperator;
+  usePlatformOperator(ns);
   let certManager = false;
   let customMetrics = false;
 
@@ -50,8 +44,6 @@ describe.skipIf(reason)("ScalePlatform on what the cluster offers", () => {
     process.stderr.write(
       `scaleplatform variants: cert-manager=${certManager} custom-metrics=${customMetrics}\n`,
     );
-    await installPlatformCrd();
-    op = await startPlatformOperator(ns.name, localPlatformConfig());
     const r = await applyPlatform(ns.name, NAME, {
       plan: "Standard",
       domains: { platform: HOST },
@@ -66,9 +58,6 @@ describe.skipIf(reason)("ScalePlatform on what the cluster offers", () => {
     }
     await waitPhase(ns.name, NAME, "Running", 420_000);
   }, 600_000);
-  afterAll(async () => {
-    await op?.stop();
-  });
 
   it("TLS: a Certificate with cert-manager; without it a condition says TLS waits and nothing else is blocked", async () => {
     const p = await getPlatform(ns.name, NAME);
