@@ -1,6 +1,12 @@
 import { PlatformReason } from "../../api/v1alpha1/conditions.ts";
 import type { KubeObject, ReconcileContext } from "../../runtime/types.ts";
-import type { SecretFromUse, SecretRefUse } from "./desired/secretrefs.ts";
+import type { PlatformInputs } from "./desired/common.ts";
+import {
+  type SecretFromUse,
+  type SecretRefUse,
+  secretFromUses,
+  secretRefUses,
+} from "./desired/secretrefs.ts";
 
 // Whether the user's Secrets the app's env refers to exist. A pod whose secretKeyRef names a
 // missing Secret or key never starts (CreateContainerConfigError), so the reconciler checks
@@ -60,4 +66,29 @@ export function describeProblems(problems: readonly SecretProblem[]): string {
     .map((p) => p.message)
     .join("; ")
     .slice(0, 1000);
+}
+
+/** The user's Secrets the app's env refers to, as resolved in one pass. */
+export interface SecretResolution {
+  problems: SecretProblem[];
+  /** How many references there are (Secret keys and whole Secrets). */
+  refCount: number;
+  /** Why the app's configuration is held back; undefined when it is not. */
+  held?: string;
+}
+
+/**
+ * Resolves every Secret the platform's app refers to. While one is missing its pods could not
+ * start, so the app's configuration is held; when stopped no pod starts, so nothing is held.
+ */
+export async function resolveSecretRefs(
+  ctx: ReconcileContext,
+  namespace: string,
+  inp: PlatformInputs,
+): Promise<SecretResolution> {
+  const refs = secretRefUses(inp);
+  const wholeSecrets = secretFromUses(inp);
+  const problems = await checkSecretRefs(ctx, namespace, refs, wholeSecrets);
+  const held = problems.length > 0 && !inp.spec.stopped ? describeProblems(problems) : undefined;
+  return { problems, refCount: refs.length + wholeSecrets.length, held };
 }
