@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { KubeObject } from "../../../src/runtime/types.ts";
 import { kubectl, useNamespace, waitFor } from "../../support/cluster.ts";
 import { addonEnv, addonScript, missingAddon, skipReason } from "../addons/support.ts";
-import { applyPlatform, getObj, getPlatform, waitPhase } from "./helpers.ts";
+import { applyPlatform, getObj, getPlatform, replicasOwners, waitPhase } from "./helpers.ts";
 import { usePlatformOperator, viaIngress } from "./operator.ts";
 
 // What the platform becomes depending on the cluster: cert-manager or not (TLS waits, nothing
@@ -10,6 +10,8 @@ import { usePlatformOperator, viaIngress } from "./operator.ts";
 // volume's fate under pvcRetention Delete. Each branch asserts what this cluster really offers.
 
 const reason = await skipReason("dns", "storage", "ingress");
+const noMetrics = reason ? "no cluster" : await missingAddon("metrics");
+if (!reason && noMetrics) process.stderr.write(`skipping the HPA load test: ${noMetrics}\n`);
 const NAME = "tiny";
 const HOST = "tiny.platform.test";
 
@@ -44,8 +46,11 @@ describe.skipIf(reason)("ScalePlatform on what the cluster offers", () => {
     process.stderr.write(
       `scaleplatform variants: cert-manager=${certManager} custom-metrics=${customMetrics}\n`,
     );
+    // A Custom plan small enough that two cores can push an app pod past 80 % of its CPU limit:
+    // 3/4 of 1 vCPU over 3 replicas = 250m per pod, HPA target 200m.
     const r = await applyPlatform(ns.name, NAME, {
-      plan: "Standard",
+      plan: "Custom",
+      resources: { cpu: "1", memory: "2Gi", storage: "1Gi", maxReplicas: 3 },
       domains: { platform: HOST },
       database: { pvcRetention: "Delete" },
     });
@@ -119,6 +124,44 @@ describe.skipIf(reason)("ScalePlatform on what the cluster offers", () => {
       expect(cond(p, "AutoscalingActive")?.reason).toBe("ResourceMetricsOnly");
     }
   }, 200_000);
+
+  it.skipIf(noMetrics)(
+    "the HPA scales the app up under CPU load within the plan's bounds and back down after it; the operator never writes replicas",
+    async () => {
+      const replicasOf = async () =>
+        ((await getObj<KubeObject>(ns.name, "deployment", NAME))?.spec as { replicas?: number } | undefined)
+          ?.replicas ?? 0;
+      let stop = false;
+      const load = async () => {
+        while (!stop) await viaIngress(HOST, "/burn?ms=800", { timeoutMs: 10_000 }).catch(() => undefined);
+      };
+      const workers = Array.from({ length: 4 }, load);
+      let peak = 0;
+      try {
+        peak = await waitFor(async () => ((await replicasOf()) > 1 ? replicasOf() : undefined), {
+          timeoutMs: 240_000,
+          intervalMs: 2000,
+          what: "the HPA to scale the app up",
+        });
+      } finally {
+        stop = true;
+        await Promise.all(workers);
+      }
+      expect(peak).toBeLessThanOrEqual(3); // the plan's maxReplicas
+      const hpa = await getObj<KubeObject>(ns.name, "hpa", NAME);
+      expect(hpa?.spec).toMatchObject({ minReplicas: 1, maxReplicas: 3 });
+      // Load gone: back to minReplicas (the cluster's HPA downscale stabilization is 30 s).
+      await waitFor(async () => ((await replicasOf()) === 1 ? true : undefined), {
+        timeoutMs: 240_000,
+        intervalMs: 2000,
+        what: "the HPA to scale the app back to 1",
+      });
+      const dep = await getObj<KubeObject>(ns.name, "deployment", NAME);
+      expect(replicasOwners(dep!)).not.toContain("cronscale");
+      expect((await getPlatform(ns.name, NAME)).status?.phase).toBe("Running");
+    },
+    540_000,
+  );
 
   // The other side of both branches on the same cluster: cert-manager uninstalled (CRDs and all)
   // and the custom-metrics APIService removed while the platform runs, then both installed again.
