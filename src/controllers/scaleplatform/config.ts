@@ -11,7 +11,7 @@ const int = (def: number, min: number, what: string) =>
 
 /** Monthly list price per plan (spec §2.3 "monthly cost estimate"); Custom is priced per unit. */
 const PriceTableSchema = z
-  .object({
+  .strictObject({
     currency: z.string().length(3).default("USD").describe("ISO 4217 currency of every price"),
     Standard: z.coerce.number().min(0).default(199).describe("Monthly price of Standard"),
     Professional: z.coerce.number().min(0).default(449).describe("Monthly price of Professional"),
@@ -33,16 +33,16 @@ const PriceTableSchema = z
   );
 
 /** The `controllers.scalePlatform` section of the operator config. */
-export const PlatformSettingsSchema = z.object({
+export const PlatformSettingsSchema = z.strictObject({
   images: z
-    .object({
+    .strictObject({
       platform: z
         .string()
         .default("ghcr.io/cronscale/commerce:latest")
         .describe("Default platform (app) image when spec.image is empty"),
       database: z
         .string()
-        .default("docker.io/library/postgres:15")
+        .default("docker.io/library/postgres:17")
         .describe("PostgreSQL image of the database"),
     })
     .prefault({}),
@@ -70,7 +70,7 @@ export const PlatformSettingsSchema = z.object({
     "Seconds an app pod keeps serving after it is told to stop (preStop sleep), so a rollout drops no requests while the endpoint removal propagates",
   ),
   healthCheck: z
-    .object({
+    .strictObject({
       target: z
         .enum(["service", "pod"])
         .default("service")
@@ -83,7 +83,7 @@ export const PlatformSettingsSchema = z.object({
     })
     .prefault({}),
   defaultIssuer: z
-    .object({
+    .strictObject({
       name: z.string().default("").describe("cert-manager issuer used when spec.tls is omitted; empty: none"),
       kind: z.enum(["Issuer", "ClusterIssuer"]).default("ClusterIssuer").describe("Its kind"),
     })
@@ -100,7 +100,7 @@ export const PlatformSettingsSchema = z.object({
     .default("Retain")
     .describe("Database volume on platform deletion when spec.database.pvcRetention is not set"),
   customMetrics: z
-    .object({
+    .strictObject({
       queueLength: z
         .string()
         .default("http_request_queue_length")

@@ -1,0 +1,60 @@
+import { execFileSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { parseAllDocuments } from "yaml";
+import { findHelm } from "../../hack/gen/crds.ts";
+import { loadConfig } from "../../src/config.ts";
+import { platformControllerConfigFrom } from "../../src/controllers/scaleplatform/config.ts";
+
+// The chart configures the operator through CRONSCALE_* env vars. A misspelt name would be
+// ignored at best, so the rendered Deployment's env is fed to the operator's own config parser
+// and every chart value must arrive where the operator reads it.
+
+const chart = fileURLToPath(new URL("../../charts/cronscale", import.meta.url));
+const helm = findHelm();
+if (!helm) console.warn("chart config test skipped: no helm binary (hack/cluster/build.sh helm builds it)");
+
+type Env = { name: string; value?: string };
+
+function renderedEnv(sets: string[]): Record<string, string> {
+  const out = execFileSync(helm!, ["template", "cs", chart, ...sets.flatMap((s) => ["--set", s])], {
+    encoding: "utf8",
+  });
+  const dep = parseAllDocuments(out)
+    .map((d) => d.toJS())
+    .find((o) => o?.kind === "Deployment");
+  const env: Env[] = dep.spec.template.spec.containers[0].env;
+  return Object.fromEntries(env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value as string]));
+}
+
+describe.skipIf(!helm)("chart values reach the operator's configuration", () => {
+  it("platform and task settings set in values.yaml are what the operator parses", () => {
+    const env = renderedEnv([
+      "platform.image=registry.test/commerce:2",
+      "platform.databaseImage=registry.test/postgres:17",
+      "platform.requestFraction=1",
+      "platform.defaultClusterIssuer=letsencrypt",
+      "taskImages.python=registry.test/python:3",
+      "taskImagePullPolicy=Always",
+      "workers=7",
+    ]);
+    const cfg = loadConfig([], env);
+    const platform = platformControllerConfigFrom(cfg.controllers.scalePlatform);
+    expect(platform.images).toEqual({
+      platform: "registry.test/commerce:2",
+      database: "registry.test/postgres:17",
+    });
+    expect(platform.requestFraction).toBe(1);
+    expect(platform.defaultIssuer).toEqual({ name: "letsencrypt", kind: "ClusterIssuer" });
+    expect(cfg.controllers.scheduledTask.images.python).toBe("registry.test/python:3");
+    expect(cfg.controllers.scheduledTask.imagePullPolicy).toBe("Always");
+    expect(cfg.workers).toBe(7);
+  });
+
+  it("an unknown platform setting is refused, naming it", () => {
+    const cfg = loadConfig([], { CRONSCALE_CONTROLLERS__SCALE_PLATFORM__DATABASE_IMAGE: "x" });
+    expect(() => platformControllerConfigFrom(cfg.controllers.scalePlatform)).toThrow(
+      /controllers\.scalePlatform.*databaseImage/,
+    );
+  });
+});
