@@ -37,6 +37,11 @@ describe.skipIf(!helm)("chart values reach the operator's configuration", () => 
       "taskImages.python=registry.test/python:3",
       "taskImagePullPolicy=Always",
       "workers=7",
+      "logLevel=debug",
+      "metrics.port=9090",
+      "leaderElection.leaseDurationSeconds=33",
+      "leaderElection.renewDeadlineSeconds=22",
+      "leaderElection.retryPeriodSeconds=3",
     ]);
     const cfg = loadConfig([], env);
     const platform = platformControllerConfigFrom(cfg.controllers.scalePlatform);
@@ -49,6 +54,15 @@ describe.skipIf(!helm)("chart values reach the operator's configuration", () => 
     expect(cfg.controllers.scheduledTask.images.python).toBe("registry.test/python:3");
     expect(cfg.controllers.scheduledTask.imagePullPolicy).toBe("Always");
     expect(cfg.workers).toBe(7);
+    expect(cfg.logLevel).toBe("debug");
+    expect(cfg.httpPort).toBe(9090);
+    expect(cfg.leaderElection).toMatchObject({
+      enabled: true,
+      name: "cs-cronscale-leader",
+      leaseDurationSeconds: 33,
+      renewDeadlineSeconds: 22,
+      retryPeriodSeconds: 3,
+    });
   });
 
   it("an unknown platform setting is refused, naming it", () => {
