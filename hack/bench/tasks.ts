@@ -155,6 +155,7 @@ async function main() {
       applySeconds: +appliedSeconds.toFixed(1),
       allRunningSeconds: +opSeconds.toFixed(1),
       operatorWritesToReady: total(atReady.writes),
+      operatorWritesByVerb: atReady.writes,
       steadyStateSeconds: STEADY,
       steadyStateWrites: total(atEnd.writes) - total(atReady.writes),
       operatorRssMiB: +(atEnd.rss / 1048576).toFixed(0),

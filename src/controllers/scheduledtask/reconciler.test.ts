@@ -33,6 +33,17 @@ describe("ScheduledTaskReconciler", () => {
     expect(res.requeueAfter).toBe(271_000);
   });
 
+  it("reports Running on the first pass even while the informer cache has not seen the CronJob yet", async () => {
+    const { ctx, client } = makeCtx([makeTask("hello", { ...bash, schedule: "*/5 * * * *" })]);
+    // A cache that never catches up: the task comes from the API server, children from the cache.
+    const lagging = { get: () => undefined, list: () => [] };
+    const r = new ScheduledTaskReconciler(TEST_CONFIG, new Set(["batch/v1|CronJob", "v1|ConfigMap"]));
+    await r.reconcile(key, { ...ctx, cache: lagging as unknown as typeof ctx.cache });
+    const statusWrites = client.changedWrites().filter((w) => w.verb === "applyStatus");
+    expect(statusWrites).toHaveLength(1);
+    expect((await getTask(client)).status?.phase).toBe("Running");
+  });
+
   it("makes zero writes at steady state", async () => {
     const { ctx, client } = makeCtx([
       makeTask("hello", { ...bash, env: [{ name: "A", value: "secret-a" }] }),

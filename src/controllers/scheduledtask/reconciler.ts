@@ -79,12 +79,17 @@ export class ScheduledTaskReconciler implements Reconciler {
       }
       lives.push(live);
     }
+    let appliedCronJob: KubeObject | undefined;
     for (const [i, desired] of desiredChildren.entries()) {
       if (!needsApply(desired, lives[i])) continue;
-      await ctx.client.apply(desired);
+      const applied = await ctx.client.apply(desired);
+      if (desired.kind === "CronJob") appliedCronJob = applied;
       ctx.log.info({ task: key.name, kind: desired.kind, name: desired.metadata.name }, "applied child");
     }
-    const cronJob = await readOne(ctx, this.cached, "batch/v1", "CronJob", key.namespace, key.name);
+    // The API server's answer to the apply is the CronJob as it now is; the cache sees it only a
+    // moment later. Using it lets the first pass report Running (one status write, not two).
+    const cronJob =
+      appliedCronJob ?? (await readOne(ctx, this.cached, "batch/v1", "CronJob", key.namespace, key.name));
     const selector = `${LABEL_TASK}=${key.name}`;
     const token = await this.runNow(task, spec, ctx);
 
