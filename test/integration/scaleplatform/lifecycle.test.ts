@@ -52,6 +52,9 @@ describe.skipIf(reason)("ScalePlatform lifecycle on the real cluster", () => {
       expect(steps[i]!.finishedAt! >= steps[i - 1]!.finishedAt!).toBe(true);
     expect(order.length).toBeGreaterThan(0);
     expect(p.status?.stepSummary).toBe("7/7");
+    // The load balancer step is the Ingress controller's published address, not the object alone.
+    const ing = await getObj<KubeObject>(ns.name, "ingress", NAME);
+    expect(JSON.stringify(ing?.status)).toContain('"ip":"127.0.0.1"');
     expect(p.status?.urls?.platform).toBe(`${noCertManager ? "http" : "https"}://${HOST}/`);
     expect(p.status?.credentialsSecretName).toBe(`${NAME}-credentials`);
     expect(p.status?.healthCheck?.status).toBe("Healthy");

@@ -40,8 +40,8 @@ export async function installPlatformCrd(): Promise<void> {
 /**
  * Controller config for the local cluster: local images (never pulled), health checks on a
  * ready pod's IP (the host routes to the pod CIDR but not to ClusterIPs), the add-on's CA issuer,
- * short health interval. Traefik here publishes no Ingress address, so the load-balancer step
- * accepts an Ingress whose class exists.
+ * short health interval. The load-balancer step needs a real Ingress address: the ingress add-on's
+ * Traefik publishes 127.0.0.1 (its loopback listener) in every served Ingress's status.
  */
 export function localPlatformConfig(
   overrides: Partial<PlatformControllerConfig> = {},
@@ -54,7 +54,6 @@ export function localPlatformConfig(
     healthCheck: { ...DEFAULT_PLATFORM_CONFIG.healthCheck, target: "pod", intervalSeconds: 5 },
     livenessPath: "/livez",
     defaultIssuer: { name: "cronscale-ca", kind: "ClusterIssuer" },
-    requireIngressAddress: false,
     featureRecheckSeconds: 10,
     ...overrides,
   };
