@@ -42,3 +42,9 @@ export const PlatformComponent = { App: "app", Database: "database" } as const;
 export const ANNOTATION_PLATFORM_PLAN = "cronscale.io/plan";
 /** On the app pod template: hash of the configuration, so a config change rolls the pods. */
 export const ANNOTATION_CONFIG_HASH = "cronscale.io/config-hash";
+/**
+ * On the app pod template: name@resourceVersion of every user Secret the app's env reads, so a
+ * rotated SMTP password, signing key or payment credential rolls the pods (env from a Secret is
+ * read only when a container starts). Versions, not values: nothing about a secret leaks.
+ */
+export const ANNOTATION_SECRETS_REVISION = "cronscale.io/secrets-revision";

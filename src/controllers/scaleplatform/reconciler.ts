@@ -96,6 +96,7 @@ export class ScalePlatformReconciler implements Reconciler {
     const conflict = await ensureCredentials(ctx, this.cached, key, inp, this.random);
     if (conflict) return refuse(ctx, platform, PlatformReason.NameConflict, conflict);
     const secrets = await this.resolveSecrets(ctx, key, inp);
+    inp.secretsRevision = secrets.revision;
     const data = configData(inp);
     const children = await this.reconcileChildren(ctx, key, inp, data, secrets.held);
     if ("conflict" in children) return refuse(ctx, platform, PlatformReason.NameConflict, children.conflict);

@@ -198,6 +198,30 @@ describe("referenced Secrets", () => {
     expect(p.status?.phase).toBe("Running");
   });
 
+  it("a rotated Secret rolls the app (new secrets-revision on the pod template); unchanged Secrets write nothing", async () => {
+    const s = setup({ email }, [secret("smtp", { password: "one" })]);
+    await settle(s);
+    const revision = async () => {
+      const dep = (await s.client.get("apps/v1", "Deployment", "ns", "shop")) as KubeObject;
+      const t = dep.spec as { template: { metadata: { annotations: Record<string, string> } } };
+      return t.template.metadata.annotations["cronscale.io/secrets-revision"];
+    };
+    const first = await revision();
+    expect(first).toMatch(/^smtp@\S+$/);
+    s.client.clearWrites();
+    await s.rec.reconcile(key, s.ctx);
+    expect(s.client.writes).toEqual([]);
+    const live = (await s.client.get("v1", "Secret", "ns", "smtp")) as KubeObject;
+    await s.client.replace({ ...secret("smtp", { password: "two" }), metadata: live.metadata });
+    await s.rec.reconcile(key, s.ctx);
+    const second = await revision();
+    expect(second).toMatch(/^smtp@\S+$/);
+    expect(second).not.toBe(first);
+    // Nothing of the value is in the Deployment.
+    const dep = await s.client.get("apps/v1", "Deployment", "ns", "shop");
+    expect(JSON.stringify(dep)).not.toContain(Buffer.from("two").toString("base64"));
+  });
+
   it("a running platform: a new webhook whose Secret is missing leaves ConfigMap and Deployment as they are", async () => {
     const s = setup({}, []);
     await settle(s);

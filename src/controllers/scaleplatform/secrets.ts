@@ -30,8 +30,8 @@ export async function checkSecretRefs(
   namespace: string,
   refs: readonly SecretRefUse[],
   wholeSecrets: readonly SecretFromUse[] = [],
+  secrets: Map<string, KubeObject | undefined> = new Map(),
 ): Promise<SecretProblem[]> {
-  const secrets = new Map<string, KubeObject | undefined>();
   const problems: SecretProblem[] = [];
   for (const r of wholeSecrets) {
     if (!secrets.has(r.name)) secrets.set(r.name, await ctx.client.get("v1", "Secret", namespace, r.name));
@@ -75,6 +75,11 @@ export interface SecretResolution {
   refCount: number;
   /** Why the app's configuration is held back; undefined when it is not. */
   held?: string;
+  /**
+   * `name@resourceVersion` of every referenced Secret, sorted; undefined without references.
+   * Goes on the app's pod template so that rotating a Secret rolls the pods.
+   */
+  revision?: string;
 }
 
 /**
@@ -88,7 +93,13 @@ export async function resolveSecretRefs(
 ): Promise<SecretResolution> {
   const refs = secretRefUses(inp);
   const wholeSecrets = secretFromUses(inp);
-  const problems = await checkSecretRefs(ctx, namespace, refs, wholeSecrets);
+  const read = new Map<string, KubeObject | undefined>();
+  const problems = await checkSecretRefs(ctx, namespace, refs, wholeSecrets, read);
   const held = problems.length > 0 && !inp.spec.stopped ? describeProblems(problems) : undefined;
-  return { problems, refCount: refs.length + wholeSecrets.length, held };
+  const versions = [...read.entries()]
+    .filter(([, s]) => s !== undefined)
+    .map(([name, s]) => `${name}@${s?.metadata.resourceVersion ?? ""}`)
+    .sort();
+  const revision = versions.length > 0 ? versions.join(",") : undefined;
+  return { problems, refCount: refs.length + wholeSecrets.length, held, revision };
 }

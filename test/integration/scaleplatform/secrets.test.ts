@@ -91,4 +91,44 @@ describe.skipIf(reason)("ScalePlatform with Secret references", () => {
       "smtp-password-for-test",
     );
   }, 360_000);
+
+  it("rotating the Secret rolls the app pods, which start with the new value", async () => {
+    const podRevisions = async () =>
+      (
+        await kubectl(
+          [
+            "get",
+            "pods",
+            "-l",
+            `cronscale.io/platform=${NAME},app.kubernetes.io/component=app`,
+            "-o",
+            'jsonpath={range .items[*]}{.metadata.annotations.cronscale\\.io/secrets-revision}{"\\n"}{end}',
+          ],
+          { namespace: ns.name },
+        )
+      ).stdout
+        .trim()
+        .split("\n")
+        .filter(Boolean);
+    const before = await podRevisions();
+    expect(before).toHaveLength(1);
+    expect(before[0]).toMatch(/^mail@\d+$/);
+    await kubectl(["apply", "-f", "-"], {
+      namespace: ns.name,
+      input: JSON.stringify({
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: "mail" },
+        stringData: { password: "rotated-smtp-password" },
+      }),
+    });
+    await waitFor(
+      async () => {
+        const now = await podRevisions();
+        return now.length === 1 && now[0] !== before[0] ? now : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 1000, what: "the app pod of the rotated Secret" },
+    );
+    expect((await waitPhase(ns.name, NAME, "Running", 120_000)).status?.healthCheck?.status).toBe("Healthy");
+  }, 240_000);
 });

@@ -1,5 +1,9 @@
 import { createHash } from "node:crypto";
-import { ANNOTATION_CONFIG_HASH, ANNOTATION_PLATFORM_PLAN } from "../../../api/v1alpha1/labels.ts";
+import {
+  ANNOTATION_CONFIG_HASH,
+  ANNOTATION_PLATFORM_PLAN,
+  ANNOTATION_SECRETS_REVISION,
+} from "../../../api/v1alpha1/labels.ts";
 import {
   platformAppName,
   platformConfigMapName,
@@ -79,6 +83,7 @@ export function desiredAppDeployment(inp: PlatformInputs, configData: Record<str
           annotations: {
             [ANNOTATION_PLATFORM_PLAN]: inp.spec.plan,
             [ANNOTATION_CONFIG_HASH]: configHash(configData),
+            ...(inp.secretsRevision ? { [ANNOTATION_SECRETS_REVISION]: inp.secretsRevision } : {}),
           },
         },
         spec: {

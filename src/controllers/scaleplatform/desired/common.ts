@@ -36,6 +36,8 @@ export interface PlatformInputs {
   features: ClusterFeatures;
   budget: PlanBudget;
   hosts: { platform: string; admin: string; api: string };
+  /** Revision of the user Secrets the app reads (see ANNOTATION_SECRETS_REVISION), once resolved. */
+  secretsRevision?: string;
 }
 
 type Component = "app" | "database";
