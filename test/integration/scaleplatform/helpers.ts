@@ -60,3 +60,19 @@ export function replicasOwners(dep: KubeObject): string[] {
   }[];
   return mf.filter((m) => m.fieldsV1?.["f:spec"]?.["f:replicas"] !== undefined).map((m) => m.manager ?? "");
 }
+
+/** One field of every app pod of a platform, by a jsonpath expression on the pod (e.g. `{.spec.nodeName}`). */
+export async function appPodsField(ns: string, platform: string, field: string): Promise<string[]> {
+  const r = await kubectl(
+    [
+      "get",
+      "pods",
+      "-l",
+      `cronscale.io/platform=${platform},app.kubernetes.io/component=app`,
+      "-o",
+      `jsonpath={range .items[*]}${field}{"\\n"}{end}`,
+    ],
+    { namespace: ns },
+  );
+  return r.stdout.split("\n").filter(Boolean);
+}

@@ -3,7 +3,7 @@ import { PLATFORM_STEPS } from "../../../src/api/v1alpha1/scaleplatform.ts";
 import type { KubeObject } from "../../../src/runtime/types.ts";
 import { kubectl, useNamespace, waitFor } from "../../support/cluster.ts";
 import { missingAddon, skipReason } from "../addons/support.ts";
-import { applyPlatform, getObj, getPlatform, psql, waitPhase } from "./helpers.ts";
+import { applyPlatform, appPodsField, getObj, getPlatform, psql, waitPhase } from "./helpers.ts";
 import { localCa, usePlatformOperator, viaIngress } from "./operator.ts";
 
 // A platform's whole life on the local cluster with the platform add-ons: real PostgreSQL on a
@@ -155,18 +155,7 @@ describe.skipIf(reason)("ScalePlatform lifecycle on the real cluster", () => {
     // Old pods may still be terminating for a moment: wait until only rolled pods are left.
     await waitFor(
       async () => {
-        const r = await kubectl(
-          [
-            "get",
-            "pods",
-            "-l",
-            `cronscale.io/platform=${NAME},app.kubernetes.io/component=app`,
-            "-o",
-            "jsonpath={.items[*].spec.containers[0].resources.limits.cpu}",
-          ],
-          { namespace: ns.name },
-        );
-        const limits = r.stdout.trim().split(/\s+/);
+        const limits = await appPodsField(ns.name, NAME, "{.spec.containers[0].resources.limits.cpu}");
         return limits.length > 0 && limits.every((l) => l === "1500m");
       },
       { timeoutMs: 120_000, what: "app pods with Professional limits (1500m)" },

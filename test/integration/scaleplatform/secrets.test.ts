@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../../../src/runtime/types.ts";
 import { kubectl, useNamespace, waitFor } from "../../support/cluster.ts";
 import { skipReason } from "../addons/support.ts";
-import { applyPlatform, getObj, getPlatform, waitPhase } from "./helpers.ts";
+import { applyPlatform, appPodsField, getObj, getPlatform, waitPhase } from "./helpers.ts";
 import { usePlatformOperator } from "./operator.ts";
 
 // A platform whose SMTP password lives in a Secret the user has not created yet: the operator
@@ -93,23 +93,8 @@ describe.skipIf(reason)("ScalePlatform with Secret references", () => {
   }, 360_000);
 
   it("rotating the Secret rolls the app pods, which start with the new value", async () => {
-    const podRevisions = async () =>
-      (
-        await kubectl(
-          [
-            "get",
-            "pods",
-            "-l",
-            `cronscale.io/platform=${NAME},app.kubernetes.io/component=app`,
-            "-o",
-            'jsonpath={range .items[*]}{.metadata.annotations.cronscale\\.io/secrets-revision}{"\\n"}{end}',
-          ],
-          { namespace: ns.name },
-        )
-      ).stdout
-        .trim()
-        .split("\n")
-        .filter(Boolean);
+    const podRevisions = () =>
+      appPodsField(ns.name, NAME, "{.metadata.annotations.cronscale\\.io/secrets-revision}");
     const before = await podRevisions();
     expect(before).toHaveLength(1);
     expect(before[0]).toMatch(/^mail@\d+$/);
