@@ -33,24 +33,21 @@ export async function checkSecretRefs(
   secrets: Map<string, KubeObject | undefined> = new Map(),
 ): Promise<SecretProblem[]> {
   const problems: SecretProblem[] = [];
+  const read = async (name: string) => {
+    if (!secrets.has(name)) secrets.set(name, await ctx.client.get("v1", "Secret", namespace, name));
+    return secrets.get(name) as (KubeObject & { data?: Record<string, string> }) | undefined;
+  };
+  const notFound = (field: string, name: string): SecretProblem => ({
+    reason: PlatformReason.SecretNotFound,
+    message: `${field}: Secret "${name}" not found in namespace ${namespace}`,
+  });
   for (const r of wholeSecrets) {
-    if (!secrets.has(r.name)) secrets.set(r.name, await ctx.client.get("v1", "Secret", namespace, r.name));
-    if (!secrets.get(r.name)) {
-      problems.push({
-        reason: PlatformReason.SecretNotFound,
-        message: `${r.field}: Secret "${r.name}" not found in namespace ${namespace}`,
-      });
-    }
+    if (!(await read(r.name))) problems.push(notFound(r.field, r.name));
   }
   for (const r of refs) {
-    if (!secrets.has(r.name)) secrets.set(r.name, await ctx.client.get("v1", "Secret", namespace, r.name));
-    const s = secrets.get(r.name) as (KubeObject & { data?: Record<string, string> }) | undefined;
-    if (!s) {
-      problems.push({
-        reason: PlatformReason.SecretNotFound,
-        message: `${r.field}: Secret "${r.name}" not found in namespace ${namespace}`,
-      });
-    } else if (s.data?.[r.key] === undefined) {
+    const s = await read(r.name);
+    if (!s) problems.push(notFound(r.field, r.name));
+    else if (s.data?.[r.key] === undefined) {
       problems.push({
         reason: PlatformReason.SecretKeyNotFound,
         message: `${r.field}: Secret "${r.name}" has no key "${r.key}"`,
