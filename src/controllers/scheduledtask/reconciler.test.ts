@@ -89,6 +89,27 @@ describe("ScheduledTaskReconciler", () => {
     expect((await getTask(client)).status?.conditions?.[0]?.reason).toBe("NameConflict");
   });
 
+  it("retries a name conflict with growing backoff and takes the name once the foreign object is gone", async () => {
+    const { ctx, client } = makeCtx([makeTask("hello", bash)]);
+    client.seed({
+      apiVersion: "batch/v1",
+      kind: "CronJob",
+      metadata: { name: "hello", namespace: "ns" },
+      spec: {},
+    });
+    // No jitter: the nominal delays 5 s, 10 s, 20 s.
+    const r = new ScheduledTaskReconciler(TEST_CONFIG, new Set(), () => 0.5);
+    const delays = [];
+    for (let i = 0; i < 3; i++) delays.push((await r.reconcile(key, ctx)).requeueAfter);
+    expect(delays).toEqual([5_000, 10_000, 20_000]);
+    // Removing the foreign object fires no informer event; the requeued pass finds the name free.
+    await client.delete("batch/v1", "CronJob", "ns", "hello");
+    await r.reconcile(key, ctx);
+    const cj = await client.get<KubeObject>("batch/v1", "CronJob", "ns", "hello");
+    expect(cj?.metadata.ownerReferences?.[0]?.uid).toBe("uid-hello");
+    expect((await getTask(client)).status?.phase).toBe("Running");
+  });
+
   it("suspends the CronJob and reports Stopped without a next run", async () => {
     const { ctx, client } = makeCtx([makeTask("hello", { ...bash, suspend: true })]);
     await new ScheduledTaskReconciler(TEST_CONFIG).reconcile(key, ctx);

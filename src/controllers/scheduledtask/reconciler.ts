@@ -5,6 +5,7 @@ import type { ScheduledTask, ScheduledTaskSpec } from "../../api/v1alpha1/schedu
 import type { TaskExecution } from "../../api/v1alpha1/taskexecution.ts";
 import { nextRuns } from "../../cron/index.ts";
 import { applyStatusIfChanged, needsApply } from "../../runtime/apply.ts";
+import { KeyBackoff } from "../../runtime/backoff.ts";
 import { isConflict } from "../../runtime/errors.ts";
 import type {
   KubeObject,
@@ -28,6 +29,12 @@ import { computeStatus } from "./status.ts";
 import { validateTask } from "./validate.ts";
 
 const MAX_REQUEUE_MS = 3_600_000;
+/**
+ * Re-reads of a child name held by someone else: 5 s doubling up to 5 min. The child informers
+ * see only the operator's objects, so the foreign object going away fires nothing; only a
+ * requeue notices it.
+ */
+const CONFLICT_BACKOFF = { baseMs: 5_000, maxMs: 300_000 };
 
 function jobFinished(job: KubeObject): boolean {
   const conds =
@@ -43,17 +50,26 @@ function jobFinished(job: KubeObject): boolean {
 export class ScheduledTaskReconciler implements Reconciler {
   private readonly config: TaskControllerConfig;
   private readonly cached: ReadonlySet<string>;
+  private readonly conflictBackoff: KeyBackoff;
 
-  /** `cached`: "apiVersion|kind" of the kinds the manager's informers watch. */
-  constructor(config: TaskControllerConfig, cached: ReadonlySet<string> = new Set()) {
+  /**
+   * `cached`: "apiVersion|kind" of the kinds the manager's informers watch; `jitter`: randomness
+   * of the name-conflict backoff (Math.random by default).
+   */
+  constructor(config: TaskControllerConfig, cached: ReadonlySet<string> = new Set(), jitter?: () => number) {
     this.config = config;
     this.cached = cached;
+    this.conflictBackoff = new KeyBackoff({ ...CONFLICT_BACKOFF, random: jitter });
   }
 
   /** One pass for the task named by `key`. */
   async reconcile(key: ObjectKey, ctx: ReconcileContext): Promise<ReconcileResult> {
     const task = await readTask(ctx, this.cached, key);
-    if (!task) return {};
+    const backoffKey = `${key.namespace}/${key.name}`;
+    if (!task) {
+      this.conflictBackoff.forget(backoffKey);
+      return {};
+    }
     const now = ctx.clock.now();
     const v = validateTask(task);
     if ("invalid" in v) return this.refuse(task, v.invalid, ctx);
@@ -75,10 +91,12 @@ export class ScheduledTaskReconciler implements Reconciler {
         (await ctx.client.get(desired.apiVersion, desired.kind, key.namespace, name));
       if (live && !controlledBy(live, task.metadata.uid)) {
         const message = `${desired.kind} ${name} already exists and does not belong to this task`;
-        return this.refuse(task, { reason: TaskReason.NameConflict, message }, ctx);
+        await this.refuse(task, { reason: TaskReason.NameConflict, message }, ctx);
+        return { requeueAfter: this.conflictBackoff.when(backoffKey) };
       }
       lives.push(live);
     }
+    this.conflictBackoff.forget(backoffKey);
     let appliedCronJob: KubeObject | undefined;
     for (const [i, desired] of desiredChildren.entries()) {
       if (!needsApply(desired, lives[i])) continue;
