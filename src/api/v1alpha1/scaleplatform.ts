@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { KubeObject } from "../../runtime/types.ts";
-import { PLATFORM_PLANS } from "../plans.ts";
+import { PLAN_TABLE, PLATFORM_PLANS, toQuantity } from "../plans.ts";
 import { conditionsSchema, hostname, objectName, observedGenerationSchema, timestamp } from "./common.ts";
 import { defineKind } from "./kind.ts";
 import {
@@ -19,6 +19,25 @@ export { WEBHOOK_EVENTS } from "./scaleplatform-config.ts";
 // which a PVC cannot do) — refused like any downgrade. Keep in sync with PLATFORM_PLANS order.
 const PLAN_RANK_CEL = `{${PLATFORM_PLANS.map((p, i) => `'${p}': ${i}`).join(", ")}}`;
 
+// "Upgrades only" must also hold through Custom: a fixed plan moving to Custom keeps at least the
+// fixed plan's CPU, memory and storage (else Enterprise → Custom with 1 vCPU would be a downgrade
+// the rank rule lets through). Built from the plan table so the figures live in one place.
+const FIXED_PLANS = Object.keys(PLAN_TABLE) as (keyof typeof PLAN_TABLE)[];
+const planFigureCel = (pick: (f: (typeof PLAN_TABLE)[keyof typeof PLAN_TABLE]) => string) =>
+  `{${FIXED_PLANS.map((p) => `'${p}': '${pick(PLAN_TABLE[p])}'`).join(", ")}}[oldSelf.plan]`;
+const NO_LESS_THAN_FIXED = (
+  [
+    ["cpu", (f) => toQuantity.cpu(f.cpuMillis)],
+    ["memory", (f) => toQuantity.memory(f.memoryMiB)],
+    ["storage", (f) => toQuantity.storage(f.storageGiB)],
+  ] as const satisfies readonly (readonly [string, Parameters<typeof planFigureCel>[0]])[]
+).map(([field, pick]) => ({
+  rule: `self.plan != 'Custom' || oldSelf.plan == 'Custom' || !has(self.resources) || quantity(self.resources.${field}).compareTo(quantity(${planFigureCel(pick)})) >= 0`,
+  messageExpression: `'cannot change plan from ' + oldSelf.plan + ' to Custom with ${field} ' + self.resources.${field} + ': below the ' + ${planFigureCel(pick)} + ' of ' + oldSelf.plan + ' (a plan change may not lower CPU, memory or storage)'`,
+  fieldPath: `.resources.${field}`,
+  reason: "FieldValueForbidden",
+}));
+
 // Quantities as strings (e.g. "4", "500m", "8Gi") so CEL's quantity library can compare them.
 const quantityString = (description: string) =>
   z
@@ -31,8 +50,8 @@ const quantityString = (description: string) =>
 
 export const customResourcesSchema = z
   .object({
-    cpu: quantityString("Total vCPU of the plan, e.g. 24."),
-    memory: quantityString("Total memory of the plan, e.g. 48Gi."),
+    cpu: quantityString("Total vCPU of the plan, e.g. 24. Can only grow."),
+    memory: quantityString("Total memory of the plan, e.g. 48Gi. Can only grow."),
     storage: quantityString("Database storage, e.g. 1Ti. Can only grow (volumes cannot shrink)."),
     minReplicas: z.int().min(1).max(50).optional().describe("Minimum app replicas (default 1)."),
     maxReplicas: z
@@ -44,6 +63,20 @@ export const customResourcesSchema = z
   })
   .meta({
     "x-kubernetes-validations": [
+      {
+        rule: "quantity(self.cpu).compareTo(quantity(oldSelf.cpu)) >= 0",
+        messageExpression:
+          "'cpu cannot shrink from ' + oldSelf.cpu + ' to ' + self.cpu + ' (a plan change may not lower CPU, memory or storage)'",
+        fieldPath: ".cpu",
+        reason: "FieldValueForbidden",
+      },
+      {
+        rule: "quantity(self.memory).compareTo(quantity(oldSelf.memory)) >= 0",
+        messageExpression:
+          "'memory cannot shrink from ' + oldSelf.memory + ' to ' + self.memory + ' (a plan change may not lower CPU, memory or storage)'",
+        fieldPath: ".memory",
+        reason: "FieldValueForbidden",
+      },
       {
         rule: "quantity(self.storage).compareTo(quantity(oldSelf.storage)) >= 0",
         message: "storage cannot shrink",
@@ -76,7 +109,7 @@ export const scalePlatformSpecSchema = z
         ],
       })
       .describe(
-        "Resource plan: Standard (4 vCPU, 8 GB, 100 GB), Professional (8, 16, 250), Enterprise (16, 32, 500) or Custom (spec.resources). Can only move to a higher tier.",
+        "Resource plan: Standard (4 vCPU, 8 GB, 100 GB), Professional (8, 16, 250), Enterprise (16, 32, 500) or Custom (spec.resources). Can only move to a higher tier; moving to Custom needs at least the current plan's CPU, memory and storage.",
       ),
     resources: customResourcesSchema.optional(),
     stopped: z
@@ -192,6 +225,7 @@ export const scalePlatformSpecSchema = z
         fieldPath: ".resources",
         reason: "FieldValueForbidden",
       },
+      ...NO_LESS_THAN_FIXED,
     ],
   })
   .describe("Desired state of a platform instance.");

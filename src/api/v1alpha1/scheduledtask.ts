@@ -135,7 +135,7 @@ export const scheduledTaskSpecSchema = z
     language: z
       .enum(TASK_LANGUAGES)
       .describe(
-        "Language of the script: Bash, Python (3.x), Go (package main) or Bun (JavaScript/TypeScript).",
+        "Language of the script: Bash, Python (3.x), Go (package main) or Bun (JavaScript/TypeScript). Changing it requires a new spec.script in the same update.",
       ),
     script: z
       .string()
@@ -201,6 +201,18 @@ export const scheduledTaskSpecSchema = z
       .describe(
         "Finished failed Jobs kept by Kubernetes (1-10, default 3). The durable history is TaskExecution.",
       ),
+  })
+  .meta({
+    "x-kubernetes-validations": [
+      {
+        // Spec §2.1: a script is written for one language; a new language needs a new script.
+        rule: "self.language == oldSelf.language || self.script != oldSelf.script",
+        messageExpression:
+          "'cannot change language from ' + oldSelf.language + ' to ' + self.language + ' without a new script: changing the language requires rewriting spec.script'",
+        fieldPath: ".language",
+        reason: "FieldValueForbidden",
+      },
+    ],
   })
   .describe("Desired state of the task: what runs, when, and with which resources.");
 

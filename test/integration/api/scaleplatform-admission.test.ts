@@ -269,6 +269,46 @@ describe("ScalePlatform update rules (transition CEL on stored objects)", () => 
     expect(live.stdout).toBe("Professional");
   });
 
+  it("refuses a move to Custom below the current plan, and Custom shrinking CPU or memory", async () => {
+    const base = withSpec((s) => (s.plan = "Enterprise"), minimal("via-custom"));
+    expect((await apply(base, ns.name)).ok).toBe(true);
+    const toCustom = (r: Manifest) =>
+      withSpec((s) => {
+        s.plan = "Custom";
+        s.resources = r;
+      }, base);
+    const full = { cpu: "16", memory: "32Gi", storage: "500Gi" };
+    for (const [field, smaller, planValue] of [
+      ["cpu", "2", "16"],
+      ["memory", "4Gi", "32Gi"],
+      ["storage", "100Gi", "500Gi"],
+    ] as const) {
+      const r = await apply(toCustom({ ...full, [field]: smaller }), ns.name);
+      expect(r.ok, r.message).toBe(false);
+      expect(r.message).toContain(`spec.resources.${field}`);
+      expect(r.message).toContain(
+        `cannot change plan from Enterprise to Custom with ${field} ${smaller}: below the ${planValue} of Enterprise`,
+      );
+    }
+    // Exactly the plan's allocation, written in other units, is not less.
+    const same = toCustom({ cpu: "16000m", memory: "32768Mi", storage: "500Gi" });
+    expect((await apply(same, ns.name)).message).toMatch(/configured/);
+    for (const [field, smaller] of [
+      ["cpu", "8"],
+      ["memory", "16Gi"],
+    ] as const) {
+      const r = await apply(
+        withSpec((s) => (s.resources[field] = smaller), same),
+        ns.name,
+      );
+      expect(r.ok, r.message).toBe(false);
+      expect(r.message).toContain(`spec.resources.${field}`);
+      expect(r.message).toMatch(new RegExp(`${field} cannot shrink from \\S+ to ${smaller}`));
+    }
+    const grow = withSpec((s) => (s.resources = { ...full, cpu: "20", memory: "40Gi" }), same);
+    expect((await apply(grow, ns.name)).message).toMatch(/configured/);
+  });
+
   it("shows PLAN, STATUS, STEP, URL and AGE in kubectl get", async () => {
     const r = await kubectl(["get", "splat", "downgrade"], { namespace: ns.name });
     expect(r.stdout.split("\n")[0]).toMatch(/^NAME\s+PLAN\s+STATUS\s+STEP\s+URL\s+AGE/);

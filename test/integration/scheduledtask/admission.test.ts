@@ -180,4 +180,24 @@ describe("ScheduledTask admission", () => {
     );
     expect(got.stdout).toBe("*/5 * * * *|UTC|300");
   });
+
+  it("refuses a language change without a new script, and accepts it with one", async () => {
+    const doc = (spec: Record<string, unknown>) =>
+      stringify({ apiVersion: "cronscale.io/v1alpha1", kind: "ScheduledTask", ...task("lang", spec) });
+    const applyReal = (spec: Record<string, unknown>) =>
+      kubectl(["apply", "-f", "-"], { namespace: ns.name, input: doc(spec), allowFailure: true });
+    expect((await applyReal({})).code).toBe(0);
+    const same = await applyReal({ language: "Python" });
+    expect(same.code).not.toBe(0);
+    expect(same.stderr).toMatch(
+      /spec\.language: Forbidden: cannot change language from Bash to Python without a new script/,
+    );
+    const live = await kubectl(["get", "stask", "lang", "-o", "jsonpath={.spec.language}"], {
+      namespace: ns.name,
+    });
+    expect(live.stdout).toBe("Bash");
+    const rewritten = await applyReal({ language: "Python", script: "print('hi')" });
+    expect(rewritten.stderr).toBe("");
+    expect(rewritten.code).toBe(0);
+  });
 });
