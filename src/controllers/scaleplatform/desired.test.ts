@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../../runtime/types.ts";
 import { desiredAppDeployment, desiredAppService } from "./desired/app.ts";
 import { platformInputs } from "./desired/common.ts";
-import { configData, desiredConfigMap } from "./desired/configmap.ts";
+import { configData, desiredConfigMap, platformUrls } from "./desired/configmap.ts";
 import { newCredentialsSecret } from "./desired/credentials.ts";
 import { desiredDatabaseService, desiredDatabaseStatefulSet } from "./desired/database.ts";
 import { desiredHpa } from "./desired/hpa.ts";
@@ -97,6 +97,22 @@ describe("ScalePlatform builders", () => {
     expect(desiredCertificate(inp)).toBeUndefined();
     expect((desiredIngress(inp).spec as { tls?: unknown }).tls).toBeUndefined();
     expect(configData(inp).PLATFORM_URL).toBe("http://shop.example.test/");
+  });
+
+  it("cert-manager without any issuer: no Certificate, no TLS section and http URLs", () => {
+    const p = makePlatform("shop");
+    const noIssuer = { ...TEST_CONFIG, defaultIssuer: { name: "", kind: "ClusterIssuer" } };
+    const inp = platformInputs(p, p.spec, noIssuer, all);
+    expect(inp.features.certManager).toBe(true);
+    expect(desiredCertificate(inp)).toBeUndefined();
+    expect((desiredIngress(inp).spec as { tls?: unknown }).tls).toBeUndefined();
+    const data = configData(inp);
+    expect([data.PLATFORM_URL, data.ADMIN_URL, data.API_URL]).toEqual([
+      "http://shop.example.test/",
+      "http://admin.shop.example.test/",
+      "http://api.shop.example.test/api/v1/",
+    ]);
+    expect(platformUrls(inp).platform).toBe("http://shop.example.test/");
   });
 
   it("a given TLS Secret is served without a Certificate", () => {

@@ -2,17 +2,13 @@ import { PLAN_TABLE } from "../../../api/plans.ts";
 import { platformConfigMapName } from "../../../api/v1alpha1/names.ts";
 import type { KubeObject } from "../../../runtime/types.ts";
 import { childMeta, nameOf, type PlatformInputs } from "./common.ts";
+import { tlsExpected } from "./ingress.ts";
 
 // The non-secret configuration of the platform (config groups of spec §2.3, webhooks of §6,
 // hosts and plan limits), as environment variables of the app (envFrom). Groups are JSON so the
 // app reads typed values; Secrets appear only as references. Pure.
 
 const json = (v: unknown) => (v === undefined ? "" : JSON.stringify(v));
-
-/** Whether the platform is served over TLS (a certificate is or will be there). */
-export function tlsExpected(inp: PlatformInputs): boolean {
-  return inp.spec.tls?.secretName !== undefined || inp.features.certManager;
-}
 
 /** Public URLs of the three hosts. */
 export function platformUrls(inp: PlatformInputs): { platform: string; admin: string; api: string } {

@@ -2,7 +2,6 @@ import { platformAppName, platformTlsName } from "../../../api/v1alpha1/names.ts
 import type { KubeObject } from "../../../runtime/types.ts";
 import { APP_SERVICE_PORT } from "./app.ts";
 import { childMeta, nameOf, type PlatformInputs } from "./common.ts";
-import { tlsExpected } from "./configmap.ts";
 
 // The Ingress (platform, admin and API hosts → the app Service) and, with cert-manager, the
 // Certificate whose Secret the Ingress serves. Pure.
@@ -19,11 +18,20 @@ export function issuerOf(inp: PlatformInputs): { name: string; kind: string } | 
   return inp.config.defaultIssuer.name ? inp.config.defaultIssuer : undefined;
 }
 
+/**
+ * Whether the platform is served over TLS: a given Secret, or a Certificate cert-manager will
+ * issue — which needs both cert-manager and an issuer. Without an issuer nothing signs a
+ * certificate, the Ingress lists no TLS and the URLs say http.
+ */
+export function tlsExpected(inp: PlatformInputs): boolean {
+  return inp.spec.tls?.secretName !== undefined || (inp.features.certManager && issuerOf(inp) !== undefined);
+}
+
 /** The Ingress. TLS is listed only when a certificate is (or will be) there. */
 export function desiredIngress(inp: PlatformInputs): KubeObject {
   const hosts = [inp.hosts.platform, inp.hosts.admin, inp.hosts.api];
   const backend = { service: { name: platformAppName(nameOf(inp)), port: { number: APP_SERVICE_PORT } } };
-  const withTls = tlsExpected(inp) && (inp.spec.tls?.secretName !== undefined || issuerOf(inp) !== undefined);
+  const withTls = tlsExpected(inp);
   return {
     apiVersion: "networking.k8s.io/v1",
     kind: "Ingress",
