@@ -100,4 +100,6 @@ export const PlatformReason = {
   ExpansionNotSupported: "ExpansionNotSupported",
   /** A child's name is taken by an object the platform does not own. */
   NameConflict: "NameConflict",
+  /** A host of the platform is served by another platform: this one is held until it is free. */
+  HostConflict: "HostConflict",
 } as const;

@@ -101,7 +101,7 @@ describe("ScalePlatform builders", () => {
 
   it("cert-manager without any issuer: no Certificate, no TLS section and http URLs", () => {
     const p = makePlatform("shop");
-    const noIssuer = { ...TEST_CONFIG, defaultIssuer: { name: "", kind: "ClusterIssuer" } };
+    const noIssuer = { ...TEST_CONFIG, defaultIssuer: { name: "", kind: "ClusterIssuer" as const } };
     const inp = platformInputs(p, p.spec, noIssuer, all);
     expect(inp.features.certManager).toBe(true);
     expect(desiredCertificate(inp)).toBeUndefined();

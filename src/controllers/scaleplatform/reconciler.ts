@@ -21,6 +21,7 @@ import type { RandomString } from "./desired/credentials.ts";
 import { FeatureDetector } from "./features.ts";
 import { type HealthProbe, HealthTracker, httpHealthProbe } from "./health.ts";
 import { checkHealth, type HealthCheckDeps } from "./healthcheck.ts";
+import { findHostClash } from "./hosts.ts";
 import { appPods, observeTls, reconcileStorage } from "./observe.ts";
 import { pruneChildren, readOwnedChildren } from "./ownership.ts";
 import { allFinished, type Step } from "./progress.ts";
@@ -62,6 +63,7 @@ export class ScalePlatformReconciler implements Reconciler {
   readonly health: HealthTracker;
   private readonly cached: ReadonlySet<string>;
   private readonly secretBackoff: KeyBackoff;
+  private readonly hostBackoff: KeyBackoff;
 
   constructor(config: PlatformControllerConfig, deps: PlatformReconcilerDeps = {}) {
     this.config = config;
@@ -70,11 +72,14 @@ export class ScalePlatformReconciler implements Reconciler {
     this.health = deps.health ?? new HealthTracker();
     this.cached = deps.cached ?? new Set();
     this.checks = { config, tracker: this.health, probe: deps.probe ?? httpHealthProbe };
-    this.secretBackoff = new KeyBackoff({
+    const backoff = {
       baseMs: SECRET_BACKOFF_BASE_MS,
       maxMs: Math.max(SECRET_BACKOFF_BASE_MS, config.healthCheck.intervalSeconds * 1000),
       random: deps.jitter,
-    });
+    };
+    this.secretBackoff = new KeyBackoff(backoff);
+    // A platform held by a host conflict is re-checked at the same pace.
+    this.hostBackoff = new KeyBackoff(backoff);
   }
 
   /** One pass for the platform named by `key`. */
@@ -90,6 +95,14 @@ export class ScalePlatformReconciler implements Reconciler {
     if (!platform || platform.metadata.deletionTimestamp) return this.forget(key);
     const parsed = scalePlatformSpecSchema.safeParse(platform.spec);
     if (!parsed.success) return refuse(ctx, platform, PlatformReason.InvalidSpec, specIssues(parsed.error));
+    const clash = await findHostClash(ctx, this.cached, platform, parsed.data);
+    if (clash) {
+      const message = `host ${clash.host} is served by ScalePlatform ${clash.holder}; this platform is held until the host is free`;
+      await refuse(ctx, platform, PlatformReason.HostConflict, message);
+      // Nothing of this platform changes when the other one goes or moves: look again, less often.
+      return { requeueAfter: this.hostBackoff.when(`${key.namespace}/${key.name}`) };
+    }
+    this.hostBackoff.forget(`${key.namespace}/${key.name}`);
     const now = ctx.clock.now();
     const inp = await this.inputs(ctx, key, platform, parsed.data, now);
 
@@ -120,6 +133,7 @@ export class ScalePlatformReconciler implements Reconciler {
     // The volume follows its retention policy; only the in-memory caches are ours to drop.
     this.detector.forgetPlatform(`${key.namespace}/${key.name}`);
     this.secretBackoff.forget(`${key.namespace}/${key.name}`);
+    this.hostBackoff.forget(`${key.namespace}/${key.name}`);
     return {};
   }
 

@@ -86,15 +86,20 @@ export function platformInputs(
   config: PlatformControllerConfig,
   features: ClusterFeatures,
 ): PlatformInputs {
-  const p = spec.domains.platform;
   return {
     platform,
     spec,
     config,
     features,
     budget: planBudget(spec.plan, parseCustom(spec)),
-    hosts: { platform: p, admin: spec.domains.admin ?? `admin.${p}`, api: spec.domains.api ?? `api.${p}` },
+    hosts: platformHosts(spec.domains),
   };
+}
+
+/** The three hosts a platform serves (admin and api default to subdomains of the platform host). */
+export function platformHosts(domains: ScalePlatformSpec["domains"]): PlatformInputs["hosts"] {
+  const p = domains.platform;
+  return { platform: p, admin: domains.admin ?? `admin.${p}`, api: domains.api ?? `api.${p}` };
 }
 
 /** Name of the platform (the instance name). */
