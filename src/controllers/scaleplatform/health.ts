@@ -102,6 +102,11 @@ export class HealthTracker {
   forget(uid: string): void {
     this.states.delete(uid);
   }
+
+  /** How many platforms have a state (memory stays proportional to the live platforms). */
+  get size(): number {
+    return this.states.size;
+  }
 }
 
 /** Uptime percentage with two decimals (so a healthy platform's value stays put at 100). */

@@ -64,6 +64,8 @@ export class ScalePlatformReconciler implements Reconciler {
   private readonly cached: ReadonlySet<string>;
   private readonly secretBackoff: KeyBackoff;
   private readonly hostBackoff: KeyBackoff;
+  /** uid of each platform seen, by "namespace/name": the health state to drop when it goes. */
+  private readonly uids = new Map<string, string>();
 
   constructor(config: PlatformControllerConfig, deps: PlatformReconcilerDeps = {}) {
     this.config = config;
@@ -93,6 +95,7 @@ export class ScalePlatformReconciler implements Reconciler {
       key.name,
     );
     if (!platform || platform.metadata.deletionTimestamp) return this.forget(key);
+    this.track(key, platform.metadata.uid);
     const parsed = scalePlatformSpecSchema.safeParse(platform.spec);
     if (!parsed.success) return refuse(ctx, platform, PlatformReason.InvalidSpec, specIssues(parsed.error));
     const clash = await findHostClash(ctx, this.cached, platform, parsed.data);
@@ -128,9 +131,22 @@ export class ScalePlatformReconciler implements Reconciler {
     return this.requeue(ctx, key, status, secrets);
   }
 
+  /** Remembers the platform's uid; a platform recreated under the same name starts afresh. */
+  private track(key: ObjectKey, uid: string | undefined): void {
+    if (!uid) return;
+    const k = `${key.namespace}/${key.name}`;
+    const prev = this.uids.get(k);
+    if (prev && prev !== uid) this.health.forget(prev);
+    this.uids.set(k, uid);
+  }
+
   /** A platform gone or being deleted: its children go with the garbage collector. */
   private forget(key: ObjectKey): ReconcileResult {
     // The volume follows its retention policy; only the in-memory caches are ours to drop.
+    const k = `${key.namespace}/${key.name}`;
+    const uid = this.uids.get(k);
+    if (uid) this.health.forget(uid);
+    this.uids.delete(k);
     this.detector.forgetPlatform(`${key.namespace}/${key.name}`);
     this.secretBackoff.forget(`${key.namespace}/${key.name}`);
     this.hostBackoff.forget(`${key.namespace}/${key.name}`);
