@@ -1,13 +1,11 @@
 import { Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  clearSecretValues,
-  controllerLogger,
-  createLogger,
-  reconcileLogger,
-  redactSecrets,
-  registerSecretValue,
-} from "./log.ts";
+import { controllerLogger, createLogger, reconcileLogger, SecretRegistry } from "./log.ts";
+
+let secrets = new SecretRegistry();
+/** Registers values under a scope of their own (the rules do not depend on scopes). */
+const registerSecretValue = (v: string) => secrets.set(`scope-${v}`, [v]);
+const redactSecrets = (text: string) => secrets.redact(text);
 
 function capture() {
   const lines: string[] = [];
@@ -17,10 +15,12 @@ function capture() {
       cb();
     },
   });
-  return { lines, log: createLogger({ level: "debug", destination: dest }) };
+  return { lines, log: createLogger({ level: "debug", destination: dest, secrets }) };
 }
 
-afterEach(() => clearSecretValues());
+afterEach(() => {
+  secrets = new SecretRegistry();
+});
 
 describe("logger", () => {
   it("writes JSON with a fixed message, fields, controller and reconcile id", () => {
@@ -101,6 +101,30 @@ describe("logger", () => {
     registerSecretValue('pa"ss\\word');
     log.info({ v: 'pa"ss\\word' }, "x");
     expect(JSON.parse(lines[0] ?? "{}").v).toBe("[REDACTED]");
+  });
+
+  it("holds a scope's current values only, and none once the scope is forgotten", () => {
+    const { lines, log } = capture();
+    secrets.set("ns/task-a", ["first-secret-value", "shared-secret"]);
+    secrets.set("ns/task-b", ["shared-secret"]);
+    expect(secrets.size).toBe(2);
+    // A scope's new values replace its old ones (a rotated Secret, a removed env entry).
+    secrets.set("ns/task-a", ["second-secret-value"]);
+    expect(secrets.size).toBe(2);
+    log.info({ a: "first-secret-value", b: "second-secret-value", c: "shared-secret" }, "x");
+    expect(JSON.parse(lines[0] ?? "{}")).toEqual(
+      expect.objectContaining({ a: "first-secret-value", b: "[REDACTED]", c: "[REDACTED]" }),
+    );
+    secrets.forget("ns/task-a");
+    secrets.forget("ns/task-b");
+    expect(secrets.size).toBe(0);
+    log.info({ b: "second-secret-value" }, "x");
+    expect(JSON.parse(lines[1] ?? "{}").b).toBe("second-secret-value");
+  });
+
+  it("two registries do not share values", () => {
+    secrets.set("s", ["only-in-one-registry"]);
+    expect(new SecretRegistry().redact("only-in-one-registry")).toBe("only-in-one-registry");
   });
 
   it("redacts well-known secret fields", () => {

@@ -1,8 +1,8 @@
 import { type DestinationStream, type Logger, pino } from "pino";
 
 /*
- * Masking rule for registered secret values (log lines only; captured task output is masked by
- * taskexecution/output.ts, everywhere):
+ * Masking rule for the values of a SecretRegistry (log lines only; captured task output is masked
+ * by taskexecution/output.ts, everywhere):
  * - values shorter than MIN_SECRET_LENGTH (4) are never masked: they would hide unrelated text;
  * - values of at least ANYWHERE_SECRET_LENGTH (8) are masked wherever they appear, even inside
  *   longer words: real secrets are long and random, so a hit is almost never an accident;
@@ -21,11 +21,6 @@ export const ANYWHERE_SECRET_LENGTH = 8;
 /** What replaces a secret value in a log line. */
 const CENSOR = "[REDACTED]";
 
-/** Values that must never appear in logs (secret env values and the like), masked on output. */
-const secretValues = new Set<string>();
-/** Registered values as JSON encodes them, longest first (so overlapping values mask fully). */
-let encodedValues: { encoded: string; anywhere: boolean }[] = [];
-
 /** Field paths whose values are always redacted, wherever they appear one level down. */
 export const REDACT_PATHS = [
   "*.password",
@@ -36,19 +31,52 @@ export const REDACT_PATHS = [
   "*.headers.authorization",
 ];
 
-/** Registers a secret value so log lines show "[REDACTED]" in its place (see the rule above). */
-export function registerSecretValue(value: string): void {
-  if (value.length < MIN_SECRET_LENGTH || secretValues.has(value)) return;
-  secretValues.add(value);
-  encodedValues = [...secretValues]
-    .sort((a, b) => b.length - a.length)
-    .map((v) => ({ encoded: JSON.stringify(v).slice(1, -1), anywhere: v.length >= ANYWHERE_SECRET_LENGTH }));
-}
+/**
+ * Secret values that must never appear in log lines, grouped by scope (e.g. the task whose
+ * output is being captured): a scope's values replace its previous ones and go when the scope is
+ * forgotten, so the registry holds only the values in use, never every value ever seen. One
+ * registry per logger, injected where values are learnt.
+ */
+export class SecretRegistry {
+  private readonly scopes = new Map<string, ReadonlySet<string>>();
+  /** Values as JSON encodes them, longest first (so overlapping values mask fully). */
+  private encoded: { encoded: string; anywhere: boolean }[] = [];
 
-/** Forgets registered secret values (tests). */
-export function clearSecretValues(): void {
-  secretValues.clear();
-  encodedValues = [];
+  /** Sets the values of `scope` (those shorter than MIN_SECRET_LENGTH are never masked). */
+  set(scope: string, values: Iterable<string>): void {
+    const kept = new Set([...values].filter((v) => v.length >= MIN_SECRET_LENGTH));
+    if (kept.size === 0) this.forget(scope);
+    else {
+      this.scopes.set(scope, kept);
+      this.rebuild();
+    }
+  }
+
+  /** Drops the values of `scope`. */
+  forget(scope: string): void {
+    if (this.scopes.delete(scope)) this.rebuild();
+  }
+
+  /** Distinct values held. */
+  get size(): number {
+    return this.encoded.length;
+  }
+
+  /** Replaces the held values in a JSON log line (the rule is at the top of this file). */
+  redact(text: string): string {
+    return redactValues(text, this.encoded);
+  }
+
+  private rebuild(): void {
+    const all = new Set<string>();
+    for (const values of this.scopes.values()) for (const v of values) all.add(v);
+    this.encoded = [...all]
+      .sort((a, b) => b.length - a.length)
+      .map((v) => ({
+        encoded: JSON.stringify(v).slice(1, -1),
+        anywhere: v.length >= ANYWHERE_SECRET_LENGTH,
+      }));
+  }
 }
 
 const WORD_CHAR = /^[\p{L}\p{N}_]$/u;
@@ -80,10 +108,9 @@ function insideToken(text: string, start: number, end: number): boolean {
   return continuesToken(text, start - 1, start - 2) || continuesToken(text, end, end + 1);
 }
 
-/** Replaces registered secret values in a JSON log line (the rule is at the top of this file). */
-export function redactSecrets(text: string): string {
+function redactValues(text: string, values: readonly { encoded: string; anywhere: boolean }[]): string {
   let out = text;
-  for (const { encoded: v, anywhere } of encodedValues) {
+  for (const { encoded: v, anywhere } of values) {
     let from = 0;
     for (let i = out.indexOf(v); i !== -1; i = out.indexOf(v, from)) {
       if (!anywhere && insideToken(out, i, i + v.length)) {
@@ -103,6 +130,8 @@ export interface LoggerOptions {
   /** Where lines go (stdout by default); tests pass a buffer. */
   destination?: DestinationStream;
   base?: Record<string, unknown>;
+  /** Secret values masked in every line (none when omitted). */
+  secrets?: SecretRegistry;
 }
 
 /** The root pino JSON logger: fixed messages plus fields, secret values masked. */
@@ -114,7 +143,9 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
       redact: { paths: REDACT_PATHS, censor: "[REDACTED]" },
-      hooks: { streamWrite: redactSecrets },
+      ...(opts.secrets
+        ? { hooks: { streamWrite: (line: string) => opts.secrets?.redact(line) ?? line } }
+        : {}),
     },
     opts.destination ?? pino.destination({ dest: 1, sync: false }),
   );

@@ -11,13 +11,14 @@ import {
   taskControllerConfigFrom,
 } from "./controllers/scheduledtask/index.ts";
 import { KubePodLogReader } from "./controllers/taskexecution/logs.ts";
-import { createLogger } from "./log.ts";
+import { createLogger, SecretRegistry } from "./log.ts";
 import { createKubeManager, loadKubeConfig } from "./runtime/kube.ts";
 
 /** Starts the operator and resolves with the process exit code once it has stopped. */
 export async function runOperator(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
   const cfg = loadConfig(argv, env);
-  const log = createLogger({ level: cfg.logLevel });
+  const secrets = new SecretRegistry();
+  const log = createLogger({ level: cfg.logLevel, secrets });
   const kc = loadKubeConfig(cfg.kubeconfig || undefined);
   const le = cfg.leaderElection;
   const manager = createKubeManager(kc, {
@@ -40,6 +41,7 @@ export async function runOperator(argv: readonly string[], env: NodeJS.ProcessEn
     config: taskControllerConfigFrom(cfg.controllers),
     logs: new KubePodLogReader(kc),
     workers: cfg.workers,
+    secrets,
   });
   registerScalePlatformControllers(manager, {
     config: platformControllerConfigFrom(cfg.controllers.scalePlatform),

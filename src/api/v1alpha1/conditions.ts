@@ -8,6 +8,11 @@ export const CONDITION_READY = "Ready";
 
 /** Whether the last finished execution succeeded. */
 export const CONDITION_LAST_RUN_SUCCEEDED = "LastRunSucceeded";
+/**
+ * Whether every env value comes from a Secret: False while some are written inline in the task,
+ * which etcd stores unencrypted (a warning pointing to valueFrom.secretKeyRef, not an error).
+ */
+export const CONDITION_ENV_VALUES_IN_SECRETS = "EnvValuesInSecrets";
 
 /** Reasons of ScheduledTask conditions. */
 export const TaskReason = {
@@ -27,6 +32,10 @@ export const TaskReason = {
   NameConflict: "NameConflict",
   /** No execution has finished yet. */
   NoRunYet: "NoRunYet",
+  /** Every env value comes from a Secret (or there is none). */
+  AllInSecrets: "AllInSecrets",
+  /** Some env values are written inline in the task (plain text in etcd). */
+  InlineEnvValues: "InlineEnvValues",
   /** The last execution succeeded. */
   Succeeded: "Succeeded",
   /** The last execution failed. */

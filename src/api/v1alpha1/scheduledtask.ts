@@ -64,7 +64,7 @@ const envVarSchema = z
       .max(ENV_VALUE_MAX_LENGTH)
       .optional()
       .describe(
-        "Value, stored by the operator in a Secret (encrypted at rest when the cluster enables it) and masked in captured output. Omit when valueFrom is set.",
+        "Value, written in plain text in this ScheduledTask: etcd stores it unencrypted (Secret encryption at rest does not cover custom resources), anyone who can read the task can read it, and captured output shows it as written. Fine for plain configuration; for a secret use valueFrom.secretKeyRef (the condition EnvValuesInSecrets=False and a Warning Event say when inline values are used). Omit when valueFrom is set.",
       ),
     valueFrom: z
       .object({
@@ -79,7 +79,7 @@ const envVarSchema = z
               .describe("Key inside the Secret whose value is used."),
           })
           .describe(
-            "A key of an existing Secret in the task's namespace; its value is masked in captured output.",
+            "A key of an existing Secret in the task's namespace; its value is masked (****) in captured output and never copied out of the Secret.",
           ),
       })
       .optional()
@@ -253,7 +253,7 @@ export const scheduledTaskStatusSchema = z
       .optional()
       .describe("The cronscale.io/run-now annotation value last acted on (a new value starts a new run)."),
     conditions: conditionsSchema(
-      "Ready summarises; Scheduled tells whether the CronJob is in place.",
+      "Ready summarises; LastRunSucceeded tells how the last run ended; EnvValuesInSecrets is False while env values are written inline in the task.",
     ).optional(),
     observedGeneration: observedGenerationSchema.optional(),
   })

@@ -58,9 +58,9 @@ export const taskExecutionSpecSchema = z
       .string()
       .max(OUTPUT_MAX_LENGTH + 256)
       .describe(
-        `Console output (stdout and stderr interleaved), at most ${OUTPUT_MAX_LENGTH} characters: the end is kept and the cut is marked. Secret values are replaced by ****.`,
+        `Console output (stdout and stderr interleaved), at most ${OUTPUT_MAX_LENGTH} characters: when longer, the first and the last halves are kept and the cut in the middle is marked. Values the task's env takes from Secrets (valueFrom.secretKeyRef) are replaced by ****; inline env values are shown as written.`,
       ),
-    outputTruncated: z.boolean().default(false).describe("Whether the start of the output was cut."),
+    outputTruncated: z.boolean().default(false).describe("Whether the middle of the output was cut."),
     expiresAt: timestamp("When the operator deletes this record (7 days after completion)."),
   })
   .describe("The record of one run of a ScheduledTask.");

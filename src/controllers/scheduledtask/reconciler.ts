@@ -1,11 +1,16 @@
-import { TaskReason } from "../../api/v1alpha1/conditions.ts";
+import { CONDITION_ENV_VALUES_IN_SECRETS, TaskReason } from "../../api/v1alpha1/conditions.ts";
 import { API_VERSION } from "../../api/v1alpha1/kind.ts";
 import { ANNOTATION_RUN_NOW, LABEL_TASK } from "../../api/v1alpha1/labels.ts";
-import type { ScheduledTask, ScheduledTaskSpec } from "../../api/v1alpha1/scheduledtask.ts";
+import type {
+  ScheduledTask,
+  ScheduledTaskSpec,
+  ScheduledTaskStatus,
+} from "../../api/v1alpha1/scheduledtask.ts";
 import type { TaskExecution } from "../../api/v1alpha1/taskexecution.ts";
 import { nextRuns } from "../../cron/index.ts";
 import { applyStatusIfChanged, needsApply } from "../../runtime/apply.ts";
 import { KeyBackoff } from "../../runtime/backoff.ts";
+import { type Condition, getCondition } from "../../runtime/conditions.ts";
 import { isConflict } from "../../runtime/errors.ts";
 import type {
   KubeObject,
@@ -156,6 +161,7 @@ export class ScheduledTaskReconciler implements Reconciler {
       now,
     });
     await applyStatusIfChanged(ctx.client, { apiVersion: API_VERSION, kind: "ScheduledTask" }, task, status);
+    await this.warnInlineEnv(task, status, ctx);
 
     let requeue = MAX_REQUEUE_MS;
     if (nextRun) requeue = Math.min(requeue, nextRun.getTime() - now.getTime() + 1000);
@@ -189,6 +195,15 @@ export class ScheduledTaskReconciler implements Reconciler {
       if (!isConflict(err)) throw err;
     }
     return token;
+  }
+
+  /** A Warning Event when inline env values appear or change (the condition already says so). */
+  private async warnInlineEnv(task: ScheduledTask, status: ScheduledTaskStatus, ctx: ReconcileContext) {
+    const now = getCondition(status.conditions as Condition[], CONDITION_ENV_VALUES_IN_SECRETS);
+    if (now?.reason !== TaskReason.InlineEnvValues) return;
+    const before = getCondition(task.status?.conditions as Condition[], CONDITION_ENV_VALUES_IN_SECRETS);
+    if (before?.reason === now.reason && before.message === now.message) return;
+    await ctx.events.warning(task, TaskReason.InlineEnvValues, "Validate", now.message);
   }
 
   private async refuse(

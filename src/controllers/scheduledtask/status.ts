@@ -1,5 +1,10 @@
 import { planResources } from "../../api/task-plans.ts";
-import { CONDITION_LAST_RUN_SUCCEEDED, CONDITION_READY, TaskReason } from "../../api/v1alpha1/conditions.ts";
+import {
+  CONDITION_ENV_VALUES_IN_SECRETS,
+  CONDITION_LAST_RUN_SUCCEEDED,
+  CONDITION_READY,
+  TaskReason,
+} from "../../api/v1alpha1/conditions.ts";
 import type {
   ScheduledTask,
   ScheduledTaskSpec,
@@ -7,7 +12,7 @@ import type {
   TaskPhase,
 } from "../../api/v1alpha1/scheduledtask.ts";
 import type { TaskExecution } from "../../api/v1alpha1/taskexecution.ts";
-import { type Condition, formatTime, setCondition } from "../../runtime/conditions.ts";
+import { type Condition, type ConditionInput, formatTime, setCondition } from "../../runtime/conditions.ts";
 import type { KubeObject } from "../../runtime/types.ts";
 
 // Status is derived from the world on every reconcile, never accumulated: the same inputs give
@@ -149,6 +154,8 @@ export function computeStatus(input: StatusInputs): ScheduledTaskStatus {
     );
   }
 
+  if (spec) conditions = setCondition(conditions, envCondition(spec), gen, now);
+
   const cronStatus = (input.cronJob?.status ?? {}) as { lastScheduleTime?: string };
   const status: ScheduledTaskStatus = {
     phase: taskPhase(input),
@@ -175,4 +182,30 @@ export function computeStatus(input: StatusInputs): ScheduledTaskStatus {
   const token = input.lastManualRunToken ?? task.status?.lastManualRunToken;
   if (token) status.lastManualRunToken = token;
   return status;
+}
+
+/**
+ * Where the env values live: an inline `value` is stored in the task itself, in plain text in
+ * etcd (custom resources are not covered by Secret encryption at rest) and readable by anyone who
+ * can read the task. Not an error — inline values suit plain configuration — but said plainly.
+ */
+export function envCondition(spec: ScheduledTaskSpec): ConditionInput {
+  const inline = (spec.env ?? []).filter((e) => e.value !== undefined).map((e) => e.name);
+  if (inline.length === 0)
+    return {
+      type: CONDITION_ENV_VALUES_IN_SECRETS,
+      status: "True",
+      reason: TaskReason.AllInSecrets,
+      message: "no env value is written inline in the task",
+    };
+  return {
+    type: CONDITION_ENV_VALUES_IN_SECRETS,
+    status: "False",
+    reason: TaskReason.InlineEnvValues,
+    message:
+      `env ${inline.join(", ")}: inline values are stored in plain text in this ScheduledTask (etcd does not encrypt it) and shown in captured output; for a secret, put it in a Secret and use valueFrom.secretKeyRef`.slice(
+        0,
+        1000,
+      ),
+  };
 }

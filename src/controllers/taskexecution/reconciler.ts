@@ -11,7 +11,7 @@ import {
 import { taskExecutionName } from "../../api/v1alpha1/names.ts";
 import type { ScheduledTask } from "../../api/v1alpha1/scheduledtask.ts";
 import type { TaskExecution, TaskExecutionSpec } from "../../api/v1alpha1/taskexecution.ts";
-import { registerSecretValue } from "../../log.ts";
+import { SecretRegistry } from "../../log.ts";
 import { formatTime } from "../../runtime/conditions.ts";
 import { isConflict, isNotFound } from "../../runtime/errors.ts";
 import type {
@@ -42,11 +42,19 @@ export class TaskExecutionReconciler implements Reconciler {
   private readonly config: TaskControllerConfig;
   private readonly logs: PodLogReader;
   private readonly cached: ReadonlySet<string>;
+  private readonly secrets: SecretRegistry;
 
-  constructor(config: TaskControllerConfig, logs: PodLogReader, cached: ReadonlySet<string> = new Set()) {
+  /** `secrets`: the logger's registry; the values a capture reads are masked in log lines meanwhile. */
+  constructor(
+    config: TaskControllerConfig,
+    logs: PodLogReader,
+    cached: ReadonlySet<string> = new Set(),
+    secrets: SecretRegistry = new SecretRegistry(),
+  ) {
     this.config = config;
     this.logs = logs;
     this.cached = cached;
+    this.secrets = secrets;
   }
 
   /** One pass for the task named by `key`: records every finished Job not yet recorded. */
@@ -74,11 +82,16 @@ export class TaskExecutionReconciler implements Reconciler {
     const kept = planRetention(records, ctx.clock.now(), this.config.maxExecutionsPerTask).keep;
     const floor =
       kept.length >= this.config.maxExecutionsPerTask ? kept.at(-1)?.spec.completionTime : undefined;
-    for (const job of jobs) {
-      const facts = jobFacts(job);
-      if (job.metadata.labels?.[LABEL_MANAGED_BY] !== MANAGED_BY || !facts.finished) continue;
-      if (floor && (facts.jobCompletionTime ?? "") < floor) continue;
-      await this.capture(task, job, ctx);
+    try {
+      for (const job of jobs) {
+        const facts = jobFacts(job);
+        if (job.metadata.labels?.[LABEL_MANAGED_BY] !== MANAGED_BY || !facts.finished) continue;
+        if (floor && (facts.jobCompletionTime ?? "") < floor) continue;
+        await this.capture(task, job, ctx);
+      }
+    } finally {
+      // The values were needed for this pass only: the registry does not keep them.
+      this.secrets.forget(`${key.namespace}/${key.name}`);
     }
     return {};
   }
@@ -186,14 +199,19 @@ export class TaskExecutionReconciler implements Reconciler {
     return assembleOutput(head, tail, cap, secrets);
   }
 
-  /** Values of every Secret key the pod's env refers to, plus the task's inline values (to mask). */
+  /**
+   * Values of the user's Secret keys the pod's env refers to (`valueFrom.secretKeyRef`), to mask.
+   * Inline values are not secret — they are written in the task itself, readable by whoever reads
+   * the task — so the operator's own Secret carrying them is skipped and they show as written
+   * (docs/scheduled-tasks.md states the rule).
+   */
   private async secretValues(
     ctx: ReconcileContext,
     namespace: string,
     pod: PodLike | undefined,
     task: ScheduledTask,
   ) {
-    const values = (task.spec.env ?? []).filter((e) => e.value !== undefined).map((e) => e.value ?? "");
+    const values: string[] = [];
     const refs = pod ? secretRefsOf(pod) : [];
     const byName = new Map<string, Record<string, string> | undefined>();
     for (const ref of refs) {
@@ -204,13 +222,18 @@ export class TaskExecutionReconciler implements Reconciler {
             if (isNotFound(err)) return undefined;
             throw err;
           });
-        byName.set(ref.name, s?.data as Record<string, string> | undefined);
+        byName.set(ref.name, isInlineEnvSecret(s, task) ? undefined : (s?.data as Record<string, string>));
       }
       const b64 = byName.get(ref.name)?.[ref.key];
       if (b64) values.push(Buffer.from(b64, "base64").toString("utf8"));
     }
-    // Defence in depth: should any value reach a log line, the logger masks it too.
-    for (const v of values) registerSecretValue(v);
+    // Defence in depth: should any value reach a log line during this pass, the logger masks it.
+    this.secrets.set(`${namespace}/${task.metadata.name ?? ""}`, values);
     return values;
   }
+}
+
+/** Whether `secret` is the operator's copy of the task's inline env values (not the user's). */
+function isInlineEnvSecret(secret: KubeObject | undefined, task: ScheduledTask): boolean {
+  return (secret?.metadata.ownerReferences ?? []).some((r) => r.controller && r.uid === task.metadata.uid);
 }

@@ -170,7 +170,7 @@ describe("ScheduledTask lifecycle", () => {
     });
   });
 
-  it("never shows a secret value in output, status, Events or operator logs", async () => {
+  it("never shows a Secret's value in output, status, Events or operator logs; says where inline values live", async () => {
     const inline = "inline-s3cret-9f8e7d";
     const stored = "stored-s3cret-1a2b3c";
     await kubectl(["create", "secret", "generic", "user-secret", `--from-literal=key=${stored}`], {
@@ -190,16 +190,34 @@ describe("ScheduledTask lifecycle", () => {
     await runNow(ns.name, "secretive", "1");
     const [run] = await waitExecutions(ns.name, "secretive", () => true);
     // stdout and stderr are separate pipes: their lines interleave in arrival order, not write order.
-    expect(run?.spec.output.split("\n").sort()).toEqual(["", "****", "inline=**** stored=****"]);
-    const everything = [
-      JSON.stringify(await executions(ns.name, "secretive")),
+    // The Secret's value is masked; the inline value is written in the task and shows as written.
+    expect(run?.spec.output.split("\n").sort()).toEqual(["", inline, `inline=${inline} stored=****`]);
+    const task = await getTask(ns.name, "secretive");
+    expect(task?.status?.conditions?.find((c) => c.type === "EnvValuesInSecrets")).toMatchObject({
+      status: "False",
+      reason: "InlineEnvValues",
+    });
+    const warned = await kubectl(
+      [
+        "get",
+        "events",
+        "--field-selector",
+        "reason=InlineEnvValues,involvedObject.name=secretive",
+        "-o",
+        "name",
+      ],
+      { namespace: ns.name },
+    );
+    expect(warned.stdout.trim()).not.toBe("");
+    const elsewhere = [
       // The task's own spec holds the inline value (the user wrote it there); its status must not.
       JSON.stringify((await getTask(ns.name, "secretive"))?.status),
       (await kubectl(["get", "events", "-o", "json"], { namespace: ns.name })).stdout,
       op.logLines.join(""),
     ].join("\n");
-    expect(everything).not.toContain(inline);
-    expect(everything).not.toContain(stored);
+    expect(elsewhere).not.toContain(inline);
+    expect(elsewhere).not.toContain(stored);
+    expect(JSON.stringify(await executions(ns.name, "secretive"))).not.toContain(stored);
   });
 
   it("on update, a running execution finishes with the old script and the next uses the new one", async () => {
