@@ -33,7 +33,8 @@ async function finishedRun() {
   // The task controller writes the inline values' Secret and the CronJob the Job comes from.
   await new ScheduledTaskReconciler(TEST_CONFIG).reconcile({ namespace: "ns", name: "hello" }, env.ctx);
   const cronJob = await env.client.get("batch/v1", "CronJob", "ns", "hello");
-  const jobTemplate = (cronJob?.spec as { jobTemplate: { spec: { template: { spec: unknown } } } })
+  if (!cronJob) throw new Error("no CronJob");
+  const jobTemplate = (cronJob.spec as { jobTemplate: { spec: { template: { spec: unknown } } } })
     .jobTemplate;
   env.client.seed({
     apiVersion: "batch/v1",
