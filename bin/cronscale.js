@@ -1,8 +1,31 @@
 #!/usr/bin/env node
-// The package bin: the compiled CLI when the project is built, else the TypeScript source
-// (Node >= 24 runs .ts directly, so a plain checkout works without a build).
+// The package bin: the compiled CLI when the project is built; else the TypeScript source, which
+// Node runs directly from 22.18 on. An older Node (a system Node 20, say) cannot: it hands over
+// to the project's Node 24 (hack/node.sh, which caches it by version), with the same arguments
+// and exit code, so `npx cronscale ...` works as the README writes it on any Node.
+import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 
 globalThis.__cronscaleCli = true;
 const built = new URL("../dist/cli/main.js", import.meta.url);
-await import(existsSync(built) ? built.href : new URL("../src/cli/main.ts", import.meta.url).href);
+const nodeScript = fileURLToPath(new URL("../hack/node.sh", import.meta.url));
+
+if (existsSync(built)) await import(built.href);
+else if (process.features.typescript) await import(new URL("../src/cli/main.ts", import.meta.url).href);
+else if (process.env.CRONSCALE_CLI_RELAUNCHED !== "1" && existsSync(nodeScript)) {
+  const dir = execFileSync("bash", [nodeScript], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+  }).trim();
+  const r = spawnSync(`${dir}/node`, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
+    stdio: "inherit",
+    env: { ...process.env, CRONSCALE_CLI_RELAUNCHED: "1" },
+  });
+  process.exit(r.status ?? 1);
+} else {
+  process.stderr.write(
+    `cronscale: Node ${process.versions.node} cannot run the TypeScript source; use Node >= 22.18 or build it (npm run build)\n`,
+  );
+  process.exit(1);
+}
