@@ -205,7 +205,7 @@ export const scheduledTaskSpecSchema = z
   .meta({
     "x-kubernetes-validations": [
       {
-        // Spec §2.1: a script is written for one language; a new language needs a new script.
+        // A script is written for one language: a new language needs a new script (docs/scheduled-tasks.md).
         rule: "self.language == oldSelf.language || self.script != oldSelf.script",
         messageExpression:
           "'cannot change language from ' + oldSelf.language + ' to ' + self.language + ' without a new script: changing the language requires rewriting spec.script'",
