@@ -79,8 +79,10 @@ export const customResourcesSchema = z
       },
       {
         rule: "quantity(self.storage).compareTo(quantity(oldSelf.storage)) >= 0",
-        message: "storage cannot shrink",
+        messageExpression:
+          "'storage cannot shrink from ' + oldSelf.storage + ' to ' + self.storage + ' (volumes cannot shrink)'",
         fieldPath: ".storage",
+        reason: "FieldValueForbidden",
       },
       {
         rule: "!has(self.minReplicas) || !has(self.maxReplicas) || self.minReplicas <= self.maxReplicas",

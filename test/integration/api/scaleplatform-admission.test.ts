@@ -251,7 +251,7 @@ describe("ScalePlatform update rules (transition CEL on stored objects)", () => 
     );
     expect(shrink.ok).toBe(false);
     expect(shrink.message).toContain("spec.resources.storage");
-    expect(shrink.message).toMatch(/storage cannot shrink/);
+    expect(shrink.message).toMatch(/storage cannot shrink from 1Ti to 500Gi/);
   });
 
   it("refuses Professional → Standard with the field and both plans named", async () => {
