@@ -143,6 +143,12 @@ EOF
 )
 make_netns
 prepare_cgroups
+# Every kubelet and containerd holds inotify instances; the kernel's default of 128 per user runs
+# out with a few clusters on one machine, and the kubelet then dies at start ("Failed to start
+# cAdvisor: inotify_init: too many open files"). Raise it (kind documents the same failure and fix).
+if (($(cat /proc/sys/fs/inotify/max_user_instances) < 1024)); then
+  sysctl -qw fs.inotify.max_user_instances=1024 || log "cannot raise fs.inotify.max_user_instances"
+fi
 
 start etcd etcd --name "$CLUSTER_NAME" --data-dir "$STATE_DIR/etcd" \
   --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
