@@ -37,6 +37,17 @@ const CHILDREN: ResourceType[] = [
     plural: "horizontalpodautoscalers",
     namespaced: true,
   },
+  // Backups (spec.backup): the CronJobs, their Jobs (whose pods are above) and the runner's RBAC.
+  { apiVersion: "batch/v1", kind: "CronJob", plural: "cronjobs", namespaced: true },
+  { apiVersion: "batch/v1", kind: "Job", plural: "jobs", namespaced: true },
+  { apiVersion: "v1", kind: "ServiceAccount", plural: "serviceaccounts", namespaced: true },
+  { apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", plural: "roles", namespaced: true },
+  {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "RoleBinding",
+    plural: "rolebindings",
+    namespaced: true,
+  },
 ];
 
 // Only the operator's own objects (label selector): memory follows the platforms, not the cluster.

@@ -46,10 +46,10 @@ export async function installPlatformCrd(): Promise<void> {
 export function localPlatformConfig(
   overrides: Partial<PlatformControllerConfig> = {},
 ): PlatformControllerConfig {
-  const images = nodeImages("webapp", "postgres");
+  const images = nodeImages("webapp", "postgres", "node");
   return {
     ...DEFAULT_PLATFORM_CONFIG,
-    images: { platform: images.webapp, database: images.postgres },
+    images: { platform: images.webapp, database: images.postgres, backupRunner: images.node },
     imagePullPolicy: "Never",
     healthCheck: { ...DEFAULT_PLATFORM_CONFIG.healthCheck, target: "pod", intervalSeconds: 5 },
     livenessPath: "/livez",
