@@ -52,3 +52,5 @@ export const ANNOTATION_SECRETS_REVISION = "cronscale.io/secrets-revision";
 export const BACKUP_COMPONENT = "backup";
 /** On a backup Job: the pgBackRest backup type it runs (full or incr). */
 export const LABEL_BACKUP_TYPE = "cronscale.io/backup-type";
+/** On the Job of a ScalePlatformBackup and its pod: the request's name. */
+export const LABEL_BACKUP_REQUEST = "cronscale.io/backup-request";

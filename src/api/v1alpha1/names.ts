@@ -107,3 +107,8 @@ export function platformBackupCronJobName(platform: string, type: "full" | "incr
 export function platformFirstBackupJobName(platform: string): string {
   return `${platform}-backup-first`;
 }
+
+/** Job of a ScalePlatformBackup (the request's name is at most 60 characters). */
+export function platformBackupRequestJobName(request: string): string {
+  return `${request}-bk`;
+}

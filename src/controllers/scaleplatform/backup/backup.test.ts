@@ -4,7 +4,9 @@ import { type PlatformInputs, platformInputs } from "../desired/common.ts";
 import { desiredDatabaseStatefulSet } from "../desired/database.ts";
 import { makePlatform, TEST_CONFIG } from "../testing.ts";
 import { desiredBackupAccess, desiredBackupCronJob, desiredKeySecret } from "./desired.ts";
+import { backupEvents } from "./events.ts";
 import { type BackupJobRun, jobRuns, parseSummary } from "./observe.ts";
+import { requestStatus } from "./request.ts";
 import { backupStatus, failureReason, withBackupStatus } from "./status.ts";
 
 const S3 = {
@@ -212,5 +214,77 @@ describe("backup status", () => {
     ]);
     expect(runs[1]?.summary?.backups).toHaveLength(2);
     expect(parseSummary("not json")).toBeUndefined();
+  });
+});
+
+describe("backup events", () => {
+  it("announce a new backup, a failed run, a problem and the recovery once each", () => {
+    const healthy = (status: "True" | "False", reason: string) => ({
+      type: "BackupHealthy",
+      status,
+      reason,
+      message: reason,
+      lastTransitionTime: "2026-01-01T00:00:00Z",
+    });
+    const ok = { label: "L1", type: "full" as const, startTime: "a", stopTime: "b" };
+    const failed = { time: "2026-01-01T03:05:00Z", job: "j2", message: "HTTP 403" };
+    const s1 = { backup: { lastSuccessfulBackup: ok }, conditions: [healthy("True", "BackupsCurrent")] };
+    const s2 = {
+      backup: { lastSuccessfulBackup: ok, lastFailedBackup: failed },
+      conditions: [healthy("False", "RepositoryUnreachable")],
+    };
+    const s3 = {
+      backup: { lastSuccessfulBackup: { ...ok, label: "L2" } },
+      conditions: [healthy("True", "BackupsCurrent")],
+    };
+    expect(backupEvents(undefined, s1).map((e) => e.reason)).toEqual(["BackupSucceeded"]);
+    expect(backupEvents(s1, s2).map((e) => e.reason)).toEqual(["BackupFailed", "RepositoryUnreachable"]);
+    expect(backupEvents(s2, s2)).toEqual([]);
+    expect(backupEvents(s2, s3).map((e) => e.reason)).toEqual(["BackupSucceeded", "BackupRecovered"]);
+  });
+});
+
+describe("ScalePlatformBackup status", () => {
+  const req = {
+    apiVersion: "cronscale.io/v1alpha1",
+    kind: "ScalePlatformBackup",
+    metadata: { name: "before-upgrade", namespace: "ns", generation: 1 },
+    spec: { platformName: "shop", type: "full" as const },
+  };
+  const now = new Date("2026-01-01T03:10:00Z");
+  const job = { apiVersion: "batch/v1", kind: "Job", metadata: { name: "before-upgrade-bk" }, status: {} };
+
+  it("Pending with the reason, Running while the Job runs, Succeeded with the label, Failed with the error", () => {
+    expect(
+      requestStatus(req, undefined, undefined, "ScalePlatform shop has no spec.backup", now),
+    ).toMatchObject({
+      phase: "Pending",
+      message: "ScalePlatform shop has no spec.backup",
+    });
+    expect(requestStatus(req, run("before-upgrade-bk", undefined, false), job, undefined, now).phase).toBe(
+      "Running",
+    );
+    const done = requestStatus(
+      req,
+      run("before-upgrade-bk", "2026-01-01T03:05:00Z", true, summary()),
+      job,
+      undefined,
+      now,
+    );
+    expect(done).toMatchObject({ phase: "Succeeded", backupLabel: "20260101-020000F_20260101-030000I" });
+    expect(done.conditions?.[0]).toMatchObject({ type: "Complete", status: "True" });
+    const skipped = summary({ skipped: "another backup of this database is running" });
+    expect(
+      requestStatus(req, run("x", "2026-01-01T03:05:00Z", true, skipped), job, undefined, now).phase,
+    ).toBe("Failed");
+    const err = summary({ ok: false, error: "ERROR: [049]: HTTP 403" });
+    expect(
+      requestStatus(req, run("x", "2026-01-01T03:05:00Z", false, err), job, undefined, now),
+    ).toMatchObject({
+      phase: "Failed",
+      message: "ERROR: [049]: HTTP 403",
+    });
+    // The result stays when the Job is gone later.
+    expect(requestStatus({ ...req, status: done }, undefined, undefined, undefined, now)).toBe(done);
   });
 });
