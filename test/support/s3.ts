@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { request } from "node:https";
+import { isIP } from "node:net";
 import aws4 from "aws4";
 
 // A small S3 client for tests: SigV4-signed requests (aws4) over node:https, verifying the
@@ -61,7 +62,15 @@ export function s3Request(
   );
   return new Promise((resolve, reject) => {
     const req = request(
-      { ...opts, hostname: u.hostname, port: u.port, ca: t.ca, servername: u.hostname, timeout: 20_000 },
+      {
+        ...opts,
+        hostname: u.hostname,
+        port: u.port,
+        ca: t.ca,
+        // SNI takes names only; an IP is still checked against the certificate's IP SANs.
+        ...(isIP(u.hostname) ? {} : { servername: u.hostname }),
+        timeout: 20_000,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));

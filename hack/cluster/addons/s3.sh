@@ -34,10 +34,11 @@ server_cert() {
   rm -f "$ext"
 }
 
-# s3_curl ARGS... — a signed (SigV4) request with the root credentials, CA-verified.
+# s3_curl ARGS... — a signed (SigV4) request with the root credentials, CA-verified, for requests
+# without a body (versitygw requires x-amz-content-sha256, which curl does not add by itself).
 s3_curl() {
   curl -fsS --cacert "$STATE_DIR/pki/ca.crt" --aws-sigv4 "aws:amz:$S3_REGION:s3" \
-    --user "$S3_ACCESS_KEY:$S3_SECRET_KEY" "$@"
+    --user "$S3_ACCESS_KEY:$S3_SECRET_KEY" -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" "$@"
 }
 
 up() {
