@@ -100,7 +100,7 @@ describe("backup children", () => {
       rules: { resources: string[]; resourceNames: string[]; verbs: string[] }[];
     };
     expect(role.rules).toEqual([
-      { apiGroups: [""], resources: ["pods/exec"], resourceNames: ["shop-db-0"], verbs: ["create"] },
+      { apiGroups: [""], resources: ["pods/exec"], resourceNames: ["shop-db-0"], verbs: ["get", "create"] },
     ]);
   });
 

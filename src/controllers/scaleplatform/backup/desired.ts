@@ -104,8 +104,9 @@ export function desiredBackupAccess(inp: PlatformInputs): KubeObject[] {
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "Role",
       metadata: meta(inp, name),
-      // Least privilege: exec into this platform's database pod, nothing else.
-      rules: [{ apiGroups: [""], resources: ["pods/exec"], resourceNames: [pod], verbs: ["create"] }],
+      // Least privilege: exec into this platform's database pod, nothing else. The exec WebSocket
+      // is opened with a GET, which the API server authorizes as both get and create.
+      rules: [{ apiGroups: [""], resources: ["pods/exec"], resourceNames: [pod], verbs: ["get", "create"] }],
     },
     {
       apiVersion: "rbac.authorization.k8s.io/v1",
