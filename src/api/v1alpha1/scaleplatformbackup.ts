@@ -5,7 +5,7 @@ import { defineKind } from "./kind.ts";
 
 // ScalePlatformBackup: one on-demand backup of a platform (spec §4.3 "Manual backup"), run by a
 // Job like the scheduled ones. Its status is derived from that Job; deleting the resource deletes
-// the Job, which cancels a running backup.
+// the Job, whose runner then sends SIGTERM to the pgBackRest process it started.
 
 export const BACKUP_REQUEST_PHASES = ["Pending", "Running", "Succeeded", "Failed"] as const;
 
@@ -58,7 +58,7 @@ export const scalePlatformBackupKind = defineKind({
   categories: ["cronscale"],
   scope: "Namespaced",
   description:
-    "ScalePlatformBackup takes one on-demand backup of a ScalePlatform (advised before updates, configuration changes, migrations). Deleting it while it runs cancels the backup.",
+    "ScalePlatformBackup takes one on-demand backup of a ScalePlatform (advised before updates, configuration changes, migrations). Deleting it while it runs deletes its Job, whose runner asks pgBackRest to stop.",
   specSchema: scalePlatformBackupSpecSchema,
   statusSchema: scalePlatformBackupStatusSchema,
   printerColumns: [
