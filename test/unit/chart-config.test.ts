@@ -32,6 +32,7 @@ describe.skipIf(!helm)("chart values reach the operator's configuration", () => 
     const env = renderedEnv([
       "platform.image=registry.test/commerce:2",
       "platform.databaseImage=registry.test/postgres:17",
+      "platform.backupRunnerImage=registry.test/node:24",
       "platform.requestFraction=1",
       "platform.defaultClusterIssuer=letsencrypt",
       "taskImages.python=registry.test/python:3",
@@ -48,6 +49,7 @@ describe.skipIf(!helm)("chart values reach the operator's configuration", () => 
     expect(platform.images).toEqual({
       platform: "registry.test/commerce:2",
       database: "registry.test/postgres:17",
+      backupRunner: "registry.test/node:24",
     });
     expect(platform.requestFraction).toBe(1);
     expect(platform.defaultIssuer).toEqual({ name: "letsencrypt", kind: "ClusterIssuer" });

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the Go binaries of the cluster add-ons into the cache and prints "<tool>\t<path>" per
-# tool. Arguments are add-on names (dns ingress cert-manager metrics custom-metrics storage, or
+# tool. Arguments are add-on names (dns ingress cert-manager metrics custom-metrics storage s3, or
 # "platform" for all); no argument builds all. Each tool builds from its own wrapper module under
 # go/<tool>/ (committed go.mod/go.sum) because several upstream go.mod files carry replace
 # directives that `go install module@version` refuses, and because two of the binaries are
@@ -20,6 +20,7 @@ tool_version() {
     metrics-server) echo "$METRICS_SERVER_VERSION" ;;
     custom-metrics) echo "$CUSTOM_METRICS_APISERVER_VERSION" ;;
     local-path-provisioner) echo "$LOCAL_PATH_PROVISIONER_VERSION" ;;
+    versitygw) echo "$VERSITYGW_VERSION" ;;
     *) echo "unknown tool $1" >&2; return 1 ;;
   esac
 }
@@ -31,6 +32,7 @@ tool_package() {
     metrics-server) echo sigs.k8s.io/metrics-server/cmd/metrics-server ;;
     custom-metrics) echo cronscale.local/addons/custom-metrics ;;
     local-path-provisioner) echo github.com/rancher/local-path-provisioner ;;
+    versitygw) echo github.com/versity/versitygw/cmd/versitygw ;;
   esac
 }
 tool_ldflags() {
@@ -40,6 +42,7 @@ tool_ldflags() {
     traefik) echo "-X github.com/traefik/traefik/v3/pkg/version.Version=$v" ;;
     metrics-server) echo "-X k8s.io/component-base/version.gitVersion=$v -X k8s.io/client-go/pkg/version.gitVersion=$v" ;;
     local-path-provisioner) echo "-X main.VERSION=$v" ;;
+    versitygw) echo "-X main.Version=$v" ;;
     *) echo "" ;;
   esac
 }
@@ -51,7 +54,8 @@ addon_tools() {
     metrics) echo metrics-server ;;
     custom-metrics) echo custom-metrics ;;
     storage) echo local-path-provisioner ;;
-    platform) echo coredns traefik cert-manager-controller metrics-server custom-metrics local-path-provisioner ;;
+    s3) echo versitygw ;;
+    platform) echo coredns traefik cert-manager-controller metrics-server custom-metrics local-path-provisioner versitygw ;;
     *) echo "unknown add-on $1" >&2; return 1 ;;
   esac
 }

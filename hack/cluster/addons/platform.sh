@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # platform add-on set: everything a ScalePlatform needs locally — dns, storage, cert-manager,
-# ingress, metrics, custom-metrics (ADDONS=platform). `up` builds the missing binaries first,
+# ingress, metrics, custom-metrics, s3 (ADDONS=platform). `up` builds the missing binaries first,
 # all in one go, then starts each add-on in that order; `down` stops them in reverse.
 #
 #   platform.sh up|down      (run by up.sh/down.sh with cluster.env exported)
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-PLATFORM_ADDONS=(dns storage cert-manager ingress metrics custom-metrics)
+PLATFORM_ADDONS=(dns storage cert-manager ingress metrics custom-metrics s3)
 
 case "${1:-}" in
   up)

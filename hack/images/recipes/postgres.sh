@@ -5,11 +5,12 @@
 # mount the volume at /var/lib/postgresql/data), initialised from POSTGRES_USER,
 # POSTGRES_PASSWORD (required) and POSTGRES_DB by files/postgres/entrypoint.sh, listening on
 # 0.0.0.0:5432 with scram-sha-256 password authentication only. Readiness:
-# `pg_isready -h 127.0.0.1 -p 5432`.
+# `pg_isready -h 127.0.0.1 -p 5432`. pgBackRest (Debian's 2.45) is in /usr/bin for backups and WAL
+# archiving; it takes its options from PGBACKREST_* variables (the operator sets them).
 
 # LLVM (JIT, 100 MB) and locales are left out: JIT is turned off, C.UTF-8 is built into glibc.
 PG_EXCLUDES="postgresql-common postgresql-client-common ssl-cert libllvm14 locales locales-all"
-PG_DEBS=(postgresql-15 postgresql-client-15)
+PG_DEBS=(postgresql-15 postgresql-client-15 pgbackrest)
 
 recipe_inputs() {
   base_inputs

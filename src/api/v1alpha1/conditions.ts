@@ -112,3 +112,36 @@ export const PlatformReason = {
   /** A host of the platform is served by another platform: this one is held until it is free. */
   HostConflict: "HostConflict",
 } as const;
+
+// --- ScalePlatform backups -------------------------------------------------------------------
+
+/** Backups are configured, current and restorable (False names what is wrong). */
+export const CONDITION_BACKUP_HEALTHY = "BackupHealthy";
+/** The backup repository is outside the cluster (False: a volume of this cluster). */
+export const CONDITION_BACKUP_OFFSITE = "BackupOffsite";
+
+/** Reasons of the backup conditions. */
+export const BackupReason = {
+  /** The last scheduled backup succeeded and none is overdue. */
+  BackupsCurrent: "BackupsCurrent",
+  /** spec.backup is not set. */
+  NotConfigured: "NotConfigured",
+  /** No backup has completed yet (the first one may be running). */
+  NoBackupYet: "NoBackupYet",
+  /** The newest backup run failed (not for a repository problem). */
+  LastBackupFailed: "LastBackupFailed",
+  /** A scheduled backup did not succeed within the grace period. */
+  BackupOverdue: "BackupOverdue",
+  /** PostgreSQL's archive_command fails: WAL is not reaching the repository. */
+  ArchivingFailing: "ArchivingFailing",
+  /** The repository cannot be reached or refuses the credentials. */
+  RepositoryUnreachable: "RepositoryUnreachable",
+  /** The Secret with the encryption passphrase is missing. */
+  EncryptionKeyMissing: "EncryptionKeyMissing",
+  /** spec.stopped: no backups of a stopped database, and that is fine. */
+  PlatformStopped: "PlatformStopped",
+  /** Repository in object storage. */
+  ObjectStorage: "ObjectStorage",
+  /** Repository on a volume of this cluster. */
+  VolumeRepository: "VolumeRepository",
+} as const;

@@ -48,3 +48,9 @@ export const ANNOTATION_CONFIG_HASH = "cronscale.io/config-hash";
  * read only when a container starts). Versions, not values: nothing about a secret leaks.
  */
 export const ANNOTATION_SECRETS_REVISION = "cronscale.io/secrets-revision";
+/** LABEL_COMPONENT of the backup Jobs, their pods, CronJobs and RBAC objects. */
+export const BACKUP_COMPONENT = "backup";
+/** On a backup Job: the pgBackRest backup type it runs (full or incr). */
+export const LABEL_BACKUP_TYPE = "cronscale.io/backup-type";
+/** On the Job of a ScalePlatformBackup and its pod: the request's name. */
+export const LABEL_BACKUP_REQUEST = "cronscale.io/backup-request";

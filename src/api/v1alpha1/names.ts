@@ -83,3 +83,32 @@ export function platformDatabaseSecretName(platform: string): string {
 export function platformTlsName(platform: string): string {
   return `${platform}-tls`;
 }
+
+// --- ScalePlatform backups -------------------------------------------------------------------
+// Longest suffix: `-backup-full` / `-backup-incr` (12): CronJob names stay ≤ 52, and the Jobs the
+// CronJob controller names `<cronjob>-<8+ digits>` stay ≤ 63.
+
+/** Generated encryption passphrase of the backups: NOT owned by the platform (outlives it). */
+export function platformBackupKeySecretName(platform: string): string {
+  return `${platform}-backup-key`;
+}
+
+/** ServiceAccount, Role, RoleBinding and runner ConfigMap of the backup Jobs. */
+export function platformBackupName(platform: string): string {
+  return `${platform}-backup`;
+}
+
+/** CronJob of the scheduled full or incremental backups. */
+export function platformBackupCronJobName(platform: string, type: "full" | "incr"): string {
+  return `${platform}-backup-${type}`;
+}
+
+/** The Job of the first full backup, started as soon as the database is ready. */
+export function platformFirstBackupJobName(platform: string): string {
+  return `${platform}-backup-first`;
+}
+
+/** Job of a ScalePlatformBackup (the request's name is at most 60 characters). */
+export function platformBackupRequestJobName(request: string): string {
+  return `${request}-bk`;
+}

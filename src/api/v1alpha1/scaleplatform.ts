@@ -3,6 +3,7 @@ import type { KubeObject } from "../../runtime/types.ts";
 import { PLAN_TABLE, PLATFORM_PLANS, toQuantity } from "../plans.ts";
 import { conditionsSchema, hostname, objectName, observedGenerationSchema, timestamp } from "./common.ts";
 import { defineKind } from "./kind.ts";
+import { backupSpecSchema, backupStatusSchema } from "./scaleplatform-backup.ts";
 import {
   emailSchema,
   localizationSchema,
@@ -211,6 +212,7 @@ export const scalePlatformSpecSchema = z
       })
       .optional()
       .describe("Database settings; its size comes from the plan."),
+    backup: backupSpecSchema.optional(),
   })
   .meta({
     "x-kubernetes-validations": [
@@ -338,6 +340,7 @@ export const scalePlatformStatusSchema = z
       .meta({ "x-kubernetes-list-type": "set" })
       .optional()
       .describe("Autoscaling triggers in effect; custom metrics only when the cluster serves them."),
+    backup: backupStatusSchema.optional(),
     conditions: conditionsSchema("Current state: Ready plus detail conditions.").optional(),
   })
   .describe("Observed state of a platform instance.");
@@ -358,6 +361,12 @@ export const scalePlatformKind = defineKind({
     { name: "Status", type: "string", jsonPath: ".status.phase", description: "Lifecycle phase." },
     { name: "Step", type: "string", jsonPath: ".status.stepSummary", description: "Deployment steps done." },
     { name: "URL", type: "string", jsonPath: ".status.urls.platform", description: "Store frontend URL." },
+    {
+      name: "Last Backup",
+      type: "date",
+      jsonPath: ".status.backup.lastSuccessfulBackup.stopTime",
+      description: "When the last successful backup finished.",
+    },
   ],
   topLevelValidations: [
     {

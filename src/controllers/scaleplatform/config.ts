@@ -43,7 +43,13 @@ export const PlatformSettingsSchema = z.strictObject({
       database: z
         .string()
         .default("docker.io/library/postgres:17")
-        .describe("PostgreSQL image of the database"),
+        .describe("PostgreSQL image of the database (with pgBackRest when platforms set spec.backup)"),
+      backupRunner: z
+        .string()
+        .default("docker.io/library/node:24-slim")
+        .describe(
+          "Image of the backup Jobs: any image with Node 22 or newer (they run a script of the operator's)",
+        ),
     })
     .prefault({}),
   imagePullPolicy: z

@@ -1,7 +1,13 @@
 import { API_VERSION } from "../../api/v1alpha1/kind.ts";
-import { LABEL_MANAGED_BY, LABEL_PLATFORM, MANAGED_BY } from "../../api/v1alpha1/labels.ts";
+import {
+  LABEL_BACKUP_REQUEST,
+  LABEL_MANAGED_BY,
+  LABEL_PLATFORM,
+  MANAGED_BY,
+} from "../../api/v1alpha1/labels.ts";
 import type { Manager } from "../../runtime/manager.ts";
 import type { KubeObject, ObjectKey, ResourceType } from "../../runtime/types.ts";
+import { BackupRequestReconciler } from "./backup/request.ts";
 import type { PlatformControllerConfig } from "./config.ts";
 import type { HealthProbe } from "./health.ts";
 import { ScalePlatformReconciler } from "./reconciler.ts";
@@ -37,6 +43,17 @@ const CHILDREN: ResourceType[] = [
     plural: "horizontalpodautoscalers",
     namespaced: true,
   },
+  // Backups (spec.backup): the CronJobs, their Jobs (whose pods are above) and the runner's RBAC.
+  { apiVersion: "batch/v1", kind: "CronJob", plural: "cronjobs", namespaced: true },
+  { apiVersion: "batch/v1", kind: "Job", plural: "jobs", namespaced: true },
+  { apiVersion: "v1", kind: "ServiceAccount", plural: "serviceaccounts", namespaced: true },
+  { apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", plural: "roles", namespaced: true },
+  {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "RoleBinding",
+    plural: "rolebindings",
+    namespaced: true,
+  },
 ];
 
 // Only the operator's own objects (label selector): memory follows the platforms, not the cluster.
@@ -44,6 +61,18 @@ const MANAGED = `${LABEL_MANAGED_BY}=${MANAGED_BY}`;
 
 function toPlatform(o: KubeObject): ObjectKey[] {
   const name = o.metadata.labels?.[LABEL_PLATFORM];
+  return name ? [{ namespace: o.metadata.namespace ?? "", name }] : [];
+}
+
+const BACKUP_REQUEST: ResourceType = {
+  apiVersion: API_VERSION,
+  kind: "ScalePlatformBackup",
+  plural: "scaleplatformbackups",
+  namespaced: true,
+};
+
+function toRequest(o: KubeObject): ObjectKey[] {
+  const name = o.metadata.labels?.[LABEL_BACKUP_REQUEST];
   return name ? [{ namespace: o.metadata.namespace ?? "", name }] : [];
 }
 
@@ -69,6 +98,16 @@ export function registerScalePlatformControllers(
     watches: CHILDREN.map((type) => ({ type, map: toPlatform, labelSelector: MANAGED })),
     reconciler,
     workers: opts.workers ?? 2,
+  });
+  // Manual backups (ScalePlatformBackup): their Jobs and pods wake them.
+  const requestTypes = [BACKUP_REQUEST, ...CHILDREN.filter((t) => t.kind === "Job" || t.kind === "Pod")];
+  const requestCached = new Set([...cached, `${BACKUP_REQUEST.apiVersion}|${BACKUP_REQUEST.kind}`]);
+  manager.addController({
+    name: "scaleplatformbackup",
+    for: BACKUP_REQUEST,
+    watches: requestTypes.slice(1).map((type) => ({ type, map: toRequest, labelSelector: `${MANAGED}` })),
+    reconciler: new BackupRequestReconciler(opts.config, requestCached),
+    workers: 1,
   });
   return reconciler;
 }

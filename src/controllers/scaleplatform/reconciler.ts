@@ -9,6 +9,8 @@ import {
 import { KeyBackoff } from "../../runtime/backoff.ts";
 import type { ObjectKey, ReconcileContext, ReconcileResult, Reconciler } from "../../runtime/types.ts";
 import { readOne } from "../scheduledtask/read.ts";
+import { reconcileBackups } from "./backup/observe.ts";
+import { withBackupStatus } from "./backup/status.ts";
 import { applyChildren, desiredChildren, type LiveChildren } from "./children.ts";
 import type { PlatformControllerConfig } from "./config.ts";
 import { cryptoRandom, ensureCredentials } from "./credentials.ts";
@@ -124,9 +126,11 @@ export class ScalePlatformReconciler implements Reconciler {
     const tls = await observeTls(ctx, this.cached, inp);
     const seen: Observed = { ...children, pvc, storage, pods, health, tls };
 
+    const backups = await reconcileBackups(ctx, this.cached, key, inp, this.random);
+
     const steps = await currentSteps(ctx, this.config, key, inp, seen, data, secrets.held, now);
     this.countCompletingCheck(key, inp, steps);
-    const status = currentStatus(key, inp, steps, seen, secrets, now);
+    const status = withBackupStatus(inp, currentStatus(key, inp, steps, seen, secrets, now), backups, now);
     await writeStatus(ctx, key, platform, status, appImage(inp));
     return this.requeue(ctx, key, status, secrets);
   }

@@ -5,6 +5,7 @@ import type { ScalePlatform, ScalePlatformStatus } from "../../api/v1alpha1/scal
 import { applyStatusIfChanged } from "../../runtime/apply.ts";
 import { type Condition, setCondition } from "../../runtime/conditions.ts";
 import type { ObjectKey, ReconcileContext, ReconcileResult } from "../../runtime/types.ts";
+import { backupEvents } from "./backup/events.ts";
 import { stepEvents } from "./events.ts";
 
 // Status writes and what goes with them: Events and log lines are emitted only when the status
@@ -25,7 +26,7 @@ export async function writeStatus(
 ): Promise<void> {
   const prev = platform.status;
   if (!(await applyStatusIfChanged(ctx.client, PLATFORM_TYPE, platform, status))) return;
-  for (const e of stepEvents(platform, prev, status, image)) {
+  for (const e of [...stepEvents(platform, prev, status, image), ...backupEvents(prev, status)]) {
     await (e.warning
       ? ctx.events.warning(platform, e.reason, e.action, e.note)
       : ctx.events.normal(platform, e.reason, e.action, e.note));

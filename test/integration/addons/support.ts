@@ -10,7 +10,7 @@ import { type ImageName, loadImages } from "../../support/images.ts";
 // CRONSCALE_TEST_ADDONS), the local images their pods use, and small pod/HTTP helpers.
 
 /** Names of the add-ons of hack/cluster/addons. */
-export type AddonName = "dns" | "ingress" | "cert-manager" | "metrics" | "custom-metrics" | "storage";
+export type AddonName = "dns" | "ingress" | "cert-manager" | "metrics" | "custom-metrics" | "storage" | "s3";
 
 async function exists(args: string[]): Promise<boolean> {
   return (
@@ -63,6 +63,9 @@ export async function missingAddon(name: AddonName): Promise<string | undefined>
       break;
     case "storage":
       ok = await exists(["storageclass", "local-path"]);
+      break;
+    case "s3":
+      ok = addonEnv("s3.env") !== undefined && (await exists(["service", "s3", "-n", "kube-system"]));
       break;
   }
   return ok ? undefined : `add-on ${name} is not in the cluster under test ${hint}`;

@@ -309,9 +309,9 @@ describe("ScalePlatform update rules (transition CEL on stored objects)", () => 
     expect((await apply(grow, ns.name)).message).toMatch(/configured/);
   });
 
-  it("shows PLAN, STATUS, STEP, URL and AGE in kubectl get", async () => {
+  it("shows PLAN, STATUS, STEP, URL, LAST BACKUP and AGE in kubectl get", async () => {
     const r = await kubectl(["get", "splat", "downgrade"], { namespace: ns.name });
-    expect(r.stdout.split("\n")[0]).toMatch(/^NAME\s+PLAN\s+STATUS\s+STEP\s+URL\s+AGE/);
+    expect(r.stdout.split("\n")[0]).toMatch(/^NAME\s+PLAN\s+STATUS\s+STEP\s+URL\s+LAST BACKUP\s+AGE/);
     expect(r.stdout).toMatch(/downgrade\s+Professional/);
   });
 });

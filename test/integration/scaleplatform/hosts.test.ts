@@ -18,7 +18,11 @@ beforeAll(async () => {
   await installPlatformCrd();
   op = await startPlatformOperator(ns.name, {
     ...DEFAULT_PLATFORM_CONFIG,
-    images: { platform: "cronscale.local/absent:0", database: "cronscale.local/absent:0" },
+    images: {
+      platform: "cronscale.local/absent:0",
+      database: "cronscale.local/absent:0",
+      backupRunner: "cronscale.local/absent:0",
+    },
     imagePullPolicy: "Never",
     healthCheck: { ...DEFAULT_PLATFORM_CONFIG.healthCheck, intervalSeconds: 5 },
   });

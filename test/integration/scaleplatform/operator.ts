@@ -25,16 +25,12 @@ import { addonEnv, nodeImages } from "../addons/support.ts";
 
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
 
-/** Installs (or updates) the ScalePlatform CRD and waits until it is established. */
+/** Installs (or updates) the ScalePlatform and ScalePlatformBackup CRDs and waits until they are established. */
 export async function installPlatformCrd(): Promise<void> {
-  await kubectl([
-    "apply",
-    "--server-side",
-    "--force-conflicts",
-    "-f",
-    `${repoRoot}crds/scaleplatforms.cronscale.io.yaml`,
-  ]);
-  await kubectl(["wait", "--for=condition=Established", "--timeout=60s", "crd/scaleplatforms.cronscale.io"]);
+  for (const crd of ["scaleplatforms.cronscale.io", "scaleplatformbackups.cronscale.io"]) {
+    await kubectl(["apply", "--server-side", "--force-conflicts", "-f", `${repoRoot}crds/${crd}.yaml`]);
+    await kubectl(["wait", "--for=condition=Established", "--timeout=60s", `crd/${crd}`]);
+  }
 }
 
 /**
@@ -46,10 +42,10 @@ export async function installPlatformCrd(): Promise<void> {
 export function localPlatformConfig(
   overrides: Partial<PlatformControllerConfig> = {},
 ): PlatformControllerConfig {
-  const images = nodeImages("webapp", "postgres");
+  const images = nodeImages("webapp", "postgres", "node");
   return {
     ...DEFAULT_PLATFORM_CONFIG,
-    images: { platform: images.webapp, database: images.postgres },
+    images: { platform: images.webapp, database: images.postgres, backupRunner: images.node },
     imagePullPolicy: "Never",
     healthCheck: { ...DEFAULT_PLATFORM_CONFIG.healthCheck, target: "pod", intervalSeconds: 5 },
     livenessPath: "/livez",

@@ -5,6 +5,7 @@ import {
   platformDatabaseSecretName,
 } from "../../../api/v1alpha1/names.ts";
 import type { KubeObject } from "../../../runtime/types.ts";
+import { archiveArgs, pgbackrestEnv, pgbackrestVolumes } from "../backup/pgbackrest.ts";
 import {
   childLabels,
   childMeta,
@@ -59,6 +60,10 @@ export function desiredDatabaseStatefulSet(inp: PlatformInputs, templateStorage?
     valueFrom: { secretKeyRef: { name: secret, key } },
   });
   const storageClassName = inp.spec.database?.storageClassName;
+  // spec.backup: pgBackRest's environment, WAL archiving and the repository's CA or volume.
+  const backup = inp.spec.backup;
+  const ns = inp.platform.metadata.namespace ?? "";
+  const backupVolumes = backup ? pgbackrestVolumes(backup) : { volumes: [], mounts: [] };
   return {
     apiVersion: "apps/v1",
     kind: "StatefulSet",
@@ -93,7 +98,9 @@ export function desiredDatabaseStatefulSet(inp: PlatformInputs, templateStorage?
                 env("POSTGRES_PASSWORD", DB_KEYS.password),
                 env("POSTGRES_DB", DB_KEYS.database),
                 { name: "PGDATA", value: `${DATA_MOUNT}/pgdata` },
+                ...(backup ? pgbackrestEnv(backup, ns, nameOf(inp)) : []),
               ],
+              ...(backup ? { args: archiveArgs(backup) } : {}),
               ports: [{ name: "postgres", containerPort: DB_PORT, protocol: "TCP" }],
               resources: containerResources(inp.budget.database, inp.config.requestFraction),
               readinessProbe: {
@@ -112,10 +119,11 @@ export function desiredDatabaseStatefulSet(inp: PlatformInputs, templateStorage?
               volumeMounts: [
                 { name: PLATFORM_DB_VOLUME, mountPath: DATA_MOUNT },
                 { name: "tmp", mountPath: "/tmp" },
+                ...backupVolumes.mounts,
               ],
             },
           ],
-          volumes: [{ name: "tmp", emptyDir: {} }],
+          volumes: [{ name: "tmp", emptyDir: {} }, ...backupVolumes.volumes],
         },
       },
       volumeClaimTemplates: [
