@@ -1,0 +1,105 @@
+import swagger from "@fastify/swagger";
+import Fastify, { type FastifyInstance } from "fastify";
+import {
+  jsonSchemaTransform,
+  serializerCompiler,
+  validatorCompiler,
+  type ZodTypeProvider,
+} from "fastify-type-provider-zod";
+import { Authenticator, requireScope } from "./auth/authenticate.ts";
+import { TokenService } from "./auth/tokens.ts";
+import type { Config } from "./config.ts";
+import type { DB } from "./db/database.ts";
+import { installHealth } from "./http/health.ts";
+import { installIdempotency } from "./http/idempotency.ts";
+import { installMetrics } from "./http/metrics.ts";
+import { installProblemHandlers, Problem } from "./http/problem.ts";
+import { RateLimiter, ratePerMinute } from "./http/ratelimit.ts";
+import { apiRoutes } from "./routes/index.ts";
+import { oauthRoutes } from "./routes/oauth.ts";
+
+// The HTTP server: operations endpoints on every host, the API (/api/v1, /oauth, JWKS) for the API
+// host. Wiring only; each part lives in its own module.
+
+export interface AppDeps {
+  config: Config;
+  db: DB;
+  /** Logger settings (tests pass false). */
+  logger?: boolean | object;
+}
+
+export interface App {
+  app: FastifyInstance;
+  tokens: TokenService;
+  limiter: RateLimiter;
+}
+
+export async function buildApp({ config, db, logger }: AppDeps): Promise<App> {
+  const app = Fastify({
+    logger: logger ?? { level: config.COMMERCE_LOG_LEVEL, redact: ["req.headers.authorization"] },
+    // Behind the Ingress controller: the client address and scheme come from X-Forwarded-*.
+    trustProxy: true,
+    bodyLimit: 1024 * 1024,
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  installProblemHandlers(app);
+  const metrics = installMetrics(app);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: { title: "Commerce platform API", version: "1.0.0" },
+      components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
+      security: [{ bearer: [] }],
+    },
+    transform: jsonSchemaTransform,
+    hideUntagged: true,
+  });
+
+  const tokens = new TokenService(db, config.issuer);
+  await tokens.init();
+  const auth = new Authenticator(db, tokens, config.API_KEY);
+  const limiter = new RateLimiter(
+    db,
+    ratePerMinute(config.PLATFORM_PLAN, config.COMMERCE_RATE_LIMIT_PER_MINUTE),
+  );
+
+  // The API belongs to the API host: on the store and admin hosts it does not exist. Requests to
+  // other names (the pod address, a port-forward) are served, so probes and scrapes work.
+  const publicHosts = new Set([config.hosts.platform, config.hosts.admin].filter(Boolean));
+  const onApiHost = async (req: { hostname: string }) => {
+    const host = req.hostname.replace(/:\d+$/, "").toLowerCase();
+    if (publicHosts.has(host) && host !== config.hosts.api) {
+      throw new Problem(
+        404,
+        "not-found",
+        "Not found",
+        `the API is served on ${config.hosts.api ?? "the API host"}`,
+      );
+    }
+  };
+
+  installHealth(app, {
+    db,
+    metrics,
+    internalOnly: [config.hosts.platform, config.hosts.admin, config.hosts.api],
+  });
+  await app.register(async (scope) => {
+    scope.addHook("onRequest", onApiHost);
+    await oauthRoutes(scope.withTypeProvider<ZodTypeProvider>(), { db, tokens });
+  });
+  await app.register(
+    async (api) => {
+      api.addHook("onRequest", onApiHost);
+      api.addHook("onRequest", auth.hook);
+      api.addHook("onRequest", limiter.hook);
+      api.addHook("onRequest", requireScope);
+      installIdempotency(api, db);
+      await apiRoutes(api.withTypeProvider<ZodTypeProvider>(), { db, config });
+    },
+    { prefix: "/api/v1" },
+  );
+  app.get("/api/v1/openapi.json", { onRequest: onApiHost }, async () => app.swagger());
+  return { app, tokens, limiter };
+}

@@ -1,0 +1,20 @@
+import type { FastifyInstance } from "fastify";
+import type { ZodTypeProvider } from "fastify-type-provider-zod";
+import type { Config } from "../config.ts";
+import type { DB } from "../db/database.ts";
+import { credentialRoutes } from "./credentials.ts";
+import { productRoutes } from "./products.ts";
+
+// Every /api/v1 resource group.
+
+// biome-ignore lint/suspicious/noExplicitAny: the server generics are not what routes depend on
+export type Api = FastifyInstance<any, any, any, any, ZodTypeProvider>;
+export interface Ctx {
+  db: DB;
+  config: Config;
+}
+
+export async function apiRoutes(api: Api, ctx: Ctx): Promise<void> {
+  await credentialRoutes(api, ctx);
+  await productRoutes(api, ctx);
+}
