@@ -17,6 +17,7 @@ import { installProblemHandlers, Problem } from "./http/problem.ts";
 import { RateLimiter, ratePerMinute } from "./http/ratelimit.ts";
 import { apiRoutes } from "./routes/index.ts";
 import { oauthRoutes } from "./routes/oauth.ts";
+import { Outbox } from "./webhooks/outbox.ts";
 
 // The HTTP server: operations endpoints on every host, the API (/api/v1, /oauth, JWKS) for the API
 // host. Wiring only; each part lives in its own module.
@@ -32,6 +33,7 @@ export interface App {
   app: FastifyInstance;
   tokens: TokenService;
   limiter: RateLimiter;
+  outbox: Outbox;
 }
 
 export async function buildApp({ config, db, logger }: AppDeps): Promise<App> {
@@ -57,6 +59,7 @@ export async function buildApp({ config, db, logger }: AppDeps): Promise<App> {
     hideUntagged: true,
   });
 
+  const outbox = new Outbox(config.CONFIG_WEBHOOKS ?? []);
   const tokens = new TokenService(db, config.issuer);
   await tokens.init();
   const auth = new Authenticator(db, tokens, config.API_KEY);
@@ -96,10 +99,10 @@ export async function buildApp({ config, db, logger }: AppDeps): Promise<App> {
       api.addHook("onRequest", limiter.hook);
       api.addHook("onRequest", requireScope);
       installIdempotency(api, db);
-      await apiRoutes(api.withTypeProvider<ZodTypeProvider>(), { db, config });
+      await apiRoutes(api.withTypeProvider<ZodTypeProvider>(), { db, config, outbox });
     },
     { prefix: "/api/v1" },
   );
   app.get("/api/v1/openapi.json", { onRequest: onApiHost }, async () => app.swagger());
-  return { app, tokens, limiter };
+  return { app, tokens, limiter, outbox };
 }

@@ -76,11 +76,15 @@ describe("migrations", () => {
     const url = await freshDatabase();
     const replicas = Array.from({ length: 4 }, () => createDb(url, 2).db);
     const applied = await Promise.all(replicas.map((db) => migrate(db)));
-    expect(applied.flat().sort()).toEqual(["0001_catalog_orders", "0002_auth_limits"]);
+    expect(applied.flat().sort()).toEqual([
+      "0001_catalog_orders",
+      "0002_auth_limits",
+      "0003_payments_webhooks",
+    ]);
     const db = replicas[0]!;
     expect(await pendingMigrations(db)).toEqual([]);
     const rows = await sql<{ n: number }>`select count(*)::int as n from kysely_migration`.execute(db);
-    expect(rows.rows[0]?.n).toBe(2);
+    expect(rows.rows[0]?.n).toBe(3);
     await Promise.all(replicas.map((r) => r.destroy()));
   });
 });

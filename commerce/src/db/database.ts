@@ -3,6 +3,7 @@ import { type Migration, type MigrationProvider, Migrator } from "kysely/migrati
 import pg from "pg";
 import * as m0001 from "./migrations/0001_catalog_orders.ts";
 import * as m0002 from "./migrations/0002_auth_limits.ts";
+import * as m0003 from "./migrations/0003_payments_webhooks.ts";
 import type { Database } from "./schema.ts";
 
 // bigint (int8) as number: money in minor units and counts stay far below 2^53.
@@ -15,6 +16,7 @@ export type DB = Kysely<Database>;
 const MIGRATIONS: Record<string, Migration> = {
   "0001_catalog_orders": m0001,
   "0002_auth_limits": m0002,
+  "0003_payments_webhooks": m0003,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

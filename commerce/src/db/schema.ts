@@ -92,6 +92,7 @@ export interface OrdersTable {
 export interface OrderLinesTable {
   id: string;
   orderId: string;
+  position: number;
   variantId: string;
   productId: string;
   sku: string;
@@ -155,7 +156,65 @@ export interface RateLimitCountersTable {
   count: number;
 }
 
+export interface PaymentsTable {
+  id: string;
+  orderId: string;
+  gateway: string;
+  provider: string;
+  mode: string;
+  amountMinor: number;
+  currency: string;
+  status: "succeeded" | "failed";
+  failureReason: string | null;
+  createdAt: Timestamp;
+}
+
+export interface WebhookEventsTable {
+  /** The Standard Webhooks message id (webhook-id): the same on every attempt. */
+  id: string;
+  type: string;
+  payload: unknown;
+  createdAt: Timestamp;
+}
+
+export type DeliveryStatus = "pending" | "succeeded" | "failed" | "cancelled";
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  eventId: string;
+  webhook: string;
+  url: string;
+  status: DeliveryStatus;
+  attempts: Generated<number>;
+  nextAttemptAt: Timestamp | null;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface WebhookAttemptsTable {
+  id: Generated<number>;
+  deliveryId: string;
+  attempt: number;
+  at: Timestamp;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+}
+
+export interface WebhookEndpointsTable {
+  name: string;
+  disabledAt: Timestamp | null;
+  disabledReason: string | null;
+}
+
 export interface Database {
+  payments: PaymentsTable;
+  webhookEvents: WebhookEventsTable;
+  webhookDeliveries: WebhookDeliveriesTable;
+  webhookAttempts: WebhookAttemptsTable;
+  webhookEndpoints: WebhookEndpointsTable;
   stores: StoresTable;
   products: ProductsTable;
   variants: VariantsTable;

@@ -30,13 +30,13 @@ interface Cursor {
 }
 
 /**
- * The WHERE and ORDER BY of a page. `column` is the sort column of `table`; `pgType` its
- * PostgreSQL type (for casting the cursor value back).
+ * The WHERE and ORDER BY of a page. `column` is the sort column (`table.column`), `idColumn` the
+ * unique tie-breaker; `pgType` the sort column's PostgreSQL type (to cast the cursor value back).
  */
-export function keyset(table: string, column: string, pgType: string, sort: string, cursor?: string) {
+export function keyset(column: string, idColumn: string, pgType: string, sort: string, cursor?: string) {
   const desc = sort.startsWith("-");
-  const col = sql.ref(`${table}.${column}`);
-  const id = sql.ref(`${table}.id`);
+  const col = sql.ref(column);
+  const id = sql.ref(idColumn);
   let where: RawBuilder<boolean> | undefined;
   if (cursor) {
     let c: Cursor;

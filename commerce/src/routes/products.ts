@@ -124,7 +124,7 @@ export async function productRoutes(api: Api, { db, config }: Ctx): Promise<void
     async (req) => {
       const q = req.query;
       const [column, type] = SORT_COLUMNS[q.sort.replace(/^-/, "") as keyof typeof SORT_COLUMNS];
-      const ks = keyset("products", column, type, q.sort, q.cursor);
+      const ks = keyset(`products.${column}`, "products.id", type, q.sort, q.cursor);
       let query = db.selectFrom("products").selectAll("products").select(ks.cursorValue.as("cursorValue"));
       if (ks.where) query = query.where(ks.where);
       if (q.status) query = query.where("products.status", "=", q.status);

@@ -85,6 +85,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     create table order_lines (
       id text primary key,
       order_id text not null references orders(id) on delete cascade,
+      position integer not null,
       variant_id text not null,
       product_id text not null,
       sku text not null,
