@@ -18,6 +18,7 @@ import { RateLimiter, ratePerMinute } from "./http/ratelimit.ts";
 import { apiRoutes } from "./routes/index.ts";
 import { oauthRoutes } from "./routes/oauth.ts";
 import { Outbox } from "./webhooks/outbox.ts";
+import { WebhookWorker } from "./webhooks/worker.ts";
 
 // The HTTP server: operations endpoints on every host, the API (/api/v1, /oauth, JWKS) for the API
 // host. Wiring only; each part lives in its own module.
@@ -27,6 +28,8 @@ export interface AppDeps {
   db: DB;
   /** Logger settings (tests pass false). */
   logger?: boolean | object;
+  /** How often an idle webhook worker polls (seconds). */
+  webhookPollSeconds?: number;
 }
 
 export interface App {
@@ -34,9 +37,11 @@ export interface App {
   tokens: TokenService;
   limiter: RateLimiter;
   outbox: Outbox;
+  /** The webhook delivery worker (started by the caller: `webhooks.start(outbox)`). */
+  webhooks: WebhookWorker;
 }
 
-export async function buildApp({ config, db, logger }: AppDeps): Promise<App> {
+export async function buildApp({ config, db, logger, webhookPollSeconds }: AppDeps): Promise<App> {
   const app = Fastify({
     logger: logger ?? { level: config.COMMERCE_LOG_LEVEL, redact: ["req.headers.authorization"] },
     // Behind the Ingress controller: the client address and scheme come from X-Forwarded-*.
@@ -60,6 +65,10 @@ export async function buildApp({ config, db, logger }: AppDeps): Promise<App> {
   });
 
   const outbox = new Outbox(config.CONFIG_WEBHOOKS ?? []);
+  const webhooks = new WebhookWorker(db, config, {
+    registry: metrics.registry,
+    pollingIntervalSeconds: webhookPollSeconds,
+  });
   const tokens = new TokenService(db, config.issuer);
   await tokens.init();
   const auth = new Authenticator(db, tokens, config.API_KEY);
@@ -104,5 +113,5 @@ export async function buildApp({ config, db, logger }: AppDeps): Promise<App> {
     { prefix: "/api/v1" },
   );
   app.get("/api/v1/openapi.json", { onRequest: onApiHost }, async () => app.swagger());
-  return { app, tokens, limiter, outbox };
+  return { app, tokens, limiter, outbox, webhooks };
 }

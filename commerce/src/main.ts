@@ -23,7 +23,8 @@ async function main(): Promise<void> {
   const { db } = createDb(config.databaseUrl, config.COMMERCE_DB_POOL_SIZE);
   const applied = await migrate(db);
   await ensureDefaultStore(db, config);
-  const { app, limiter } = await buildApp({ config, db });
+  const { app, limiter, outbox, webhooks } = await buildApp({ config, db });
+  await webhooks.start(outbox);
   app.log.info({ applied }, "migrations applied");
   const upkeep = setInterval(() => {
     Promise.all([purgeIdempotencyKeys(db), limiter.purge()]).catch((err) =>
@@ -39,6 +40,7 @@ async function main(): Promise<void> {
     app.log.info({ signal }, "stopping");
     clearInterval(upkeep);
     await app.close();
+    await webhooks.stop();
     await db.destroy();
     process.exit(0);
   };

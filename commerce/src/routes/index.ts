@@ -10,6 +10,7 @@ import { inventoryRoutes } from "./inventory.ts";
 import { orderStatusRoutes } from "./order-status.ts";
 import { orderRoutes } from "./orders.ts";
 import { productRoutes } from "./products.ts";
+import { webhookRoutes } from "./webhooks.ts";
 
 // Every /api/v1 resource group.
 
@@ -29,4 +30,5 @@ export async function apiRoutes(api: Api, ctx: Ctx): Promise<void> {
   await orderRoutes(api, ctx);
   await orderStatusRoutes(api, ctx);
   await analyticsRoutes(api, ctx);
+  await webhookRoutes(api, ctx);
 }

@@ -17,10 +17,15 @@ export const EVENT_TYPES: Record<WebhookEventName, string> = {
 };
 
 /** Called after the rows are written, inside the same transaction (the worker's wake-up). */
-export type EnqueueHook = (trx: Transaction<Database>, deliveryIds: string[]) => Promise<void>;
+export type EnqueueHook = (
+  trx: Transaction<Database>,
+  deliveryIds: string[],
+  startAfter?: Date,
+) => Promise<void>;
 
 export class Outbox {
-  private readonly webhooks: WebhookConfig[];
+  /** The enabled webhooks. */
+  readonly webhooks: WebhookConfig[];
   enqueue?: EnqueueHook;
 
   constructor(webhooks: WebhookConfig[]) {

@@ -34,7 +34,11 @@ export interface Service {
   close: () => Promise<void>;
 }
 
-export async function startService(env: Record<string, string> = {}, databaseUrl?: string): Promise<Service> {
+export async function startService(
+  env: Record<string, string> = {},
+  databaseUrl?: string,
+  opts: { webhooks?: boolean } = {},
+): Promise<Service> {
   const dbUrl = databaseUrl ?? (await freshDatabase());
   const config = loadConfig({
     DATABASE_URL: dbUrl,
@@ -45,7 +49,8 @@ export async function startService(env: Record<string, string> = {}, databaseUrl
   const { db } = createDb(config.databaseUrl, 5);
   await migrate(db);
   await ensureDefaultStore(db, config);
-  const app = await buildApp({ config, db, logger: false });
+  const app = await buildApp({ config, db, logger: false, webhookPollSeconds: 0.5 });
+  if (opts.webhooks) await app.webhooks.start(app.outbox);
   await app.app.listen({ port: 0, host: "127.0.0.1" });
   const addr = app.app.server.address();
   if (!addr || typeof addr !== "object") throw new Error("no address");
@@ -70,6 +75,7 @@ export async function startService(env: Record<string, string> = {}, databaseUrl
     call,
     close: async () => {
       await app.app.close();
+      if (opts.webhooks) await app.webhooks.stop();
       await db.destroy();
     },
   };
