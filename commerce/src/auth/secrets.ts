@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 
-// API keys and OAuth client secrets are random (240 bits), not chosen by people, so a plain
+// API keys and OAuth client secrets are random (about 238 bits), not chosen by people, so a plain
 // SHA-256 is the right stored form: it cannot be reversed or guessed, and it allows a lookup by
 // hash on every request (a slow password hash such as argon2 is for low-entropy passwords).
 
