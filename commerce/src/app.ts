@@ -1,7 +1,7 @@
 import swagger from "@fastify/swagger";
 import Fastify, { type FastifyInstance } from "fastify";
 import {
-  jsonSchemaTransform,
+  createJsonSchemaTransform,
   serializerCompiler,
   validatorCompiler,
   type ZodTypeProvider,
@@ -10,10 +10,11 @@ import { Authenticator, requireScope } from "./auth/authenticate.ts";
 import { TokenService } from "./auth/tokens.ts";
 import type { Config } from "./config.ts";
 import type { DB } from "./db/database.ts";
+import { installGraphql, newInternalToken } from "./graphql/index.ts";
 import { installHealth } from "./http/health.ts";
 import { installIdempotency } from "./http/idempotency.ts";
 import { installMetrics } from "./http/metrics.ts";
-import { installProblemHandlers, Problem } from "./http/problem.ts";
+import { installProblemHandlers, Problem, sendProblem } from "./http/problem.ts";
 import { RateLimiter, ratePerMinute } from "./http/ratelimit.ts";
 import { apiRoutes } from "./routes/index.ts";
 import { oauthRoutes } from "./routes/oauth.ts";
@@ -60,7 +61,8 @@ export async function buildApp({ config, db, logger, webhookPollSeconds }: AppDe
       components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
       security: [{ bearer: [] }],
     },
-    transform: jsonSchemaTransform,
+    // The GraphQL endpoint is described by its own schema, not OpenAPI.
+    transform: createJsonSchemaTransform({ skipList: ["/graphql"] }),
     hideUntagged: true,
   });
 
@@ -72,9 +74,11 @@ export async function buildApp({ config, db, logger, webhookPollSeconds }: AppDe
   const tokens = new TokenService(db, config.issuer);
   await tokens.init();
   const auth = new Authenticator(db, tokens, config.API_KEY);
+  const internalToken = newInternalToken();
   const limiter = new RateLimiter(
     db,
     ratePerMinute(config.PLATFORM_PLAN, config.COMMERCE_RATE_LIMIT_PER_MINUTE),
+    internalToken,
   );
 
   // The API belongs to the API host: on the store and admin hosts it does not exist. Requests to
@@ -112,6 +116,23 @@ export async function buildApp({ config, db, logger, webhookPollSeconds }: AppDe
     },
     { prefix: "/api/v1" },
   );
+  await app.register(async (gql) => {
+    // mercurius answers errors of its routes itself (as GraphQL errors): a refused credential is
+    // answered here, as the same 401 problem as REST.
+    gql.addHook("onRequest", async (req, reply) => {
+      try {
+        await onApiHost(req);
+        await auth.hook(req, reply);
+      } catch (err) {
+        if (err instanceof Problem) return sendProblem(reply, err);
+        throw err;
+      }
+    });
+    // mercurius declares its routes in JSON Schema, not zod; GraphQL validates its own input.
+    gql.setValidatorCompiler(() => () => true);
+    gql.setSerializerCompiler(() => (data) => JSON.stringify(data));
+    await installGraphql(gql, { db, limiter, internalToken });
+  });
   app.get("/api/v1/openapi.json", { onRequest: onApiHost }, async () => app.swagger());
   return { app, tokens, limiter, outbox, webhooks };
 }

@@ -57,6 +57,15 @@ describe("the service process", () => {
         headers: { authorization: `Bearer ${OPERATOR_KEY}` },
       });
       expect(r.status).toBe(200);
+      const g = await fetch(`http://127.0.0.1:${port}/graphql`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${OPERATOR_KEY}`, "content-type": "application/json" },
+        body: JSON.stringify({ query: "{ products { nodes { id } } }" }),
+      });
+      expect(await g.json()).toMatchObject({
+        data: { products: { nodes: [] } },
+        extensions: { cost: { requestedQueryCost: 41 } },
+      });
       expect(p.output()).not.toContain(OPERATOR_KEY);
     } finally {
       p.child.kill("SIGTERM");

@@ -28,18 +28,22 @@ export class RateLimiter {
   readonly quota: number;
   private readonly policy: string;
 
-  constructor(db: DB, quota: number) {
+  /** Requests carrying this token in X-Internal-Request are already counted (GraphQL's REST calls). */
+  private readonly internalToken: string;
+
+  constructor(db: DB, quota: number, internalToken: string) {
     this.db = db;
+    this.internalToken = internalToken;
     this.quota = quota;
     this.policy = `"per-credential";q=${quota};w=${WINDOW_SECONDS}`;
   }
 
   /** Counts one request of `credential`; returns the remaining quota and seconds to the reset. */
-  async take(credential: string): Promise<{ count: number; reset: number }> {
+  async take(credential: string, n = 1): Promise<{ count: number; reset: number }> {
     const row = await sql<{ count: number; reset: number }>`
       insert into rate_limit_counters as c (credential, window_start, count)
-      values (${credential}, date_bin(${`${WINDOW_SECONDS} seconds`}::interval, now(), 'epoch'), 1)
-      on conflict (credential, window_start) do update set count = c.count + 1
+      values (${credential}, date_bin(${`${WINDOW_SECONDS} seconds`}::interval, now(), 'epoch'), ${n})
+      on conflict (credential, window_start) do update set count = c.count + ${n}
       returning c.count,
         ceil(extract(epoch from c.window_start + ${`${WINDOW_SECONDS} seconds`}::interval - now()))::int as reset`.execute(
       this.db,
@@ -49,24 +53,32 @@ export class RateLimiter {
     return { count: r.count, reset: Math.max(1, r.reset) };
   }
 
-  /** onRequest hook after authentication. */
-  hook = async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    const credential = req.principal?.id;
-    if (!credential) return;
-    const { count, reset } = await this.take(credential);
+  /**
+   * Counts `n` units for `credential` and sets the RateLimit headers on `reply`; returns the
+   * problem to answer with when over the quota.
+   */
+  async charge(reply: FastifyReply, credential: string, n: number): Promise<Problem | undefined> {
+    const { count, reset } = await this.take(credential, n);
     const remaining = Math.max(0, this.quota - count);
     reply.header("ratelimit-policy", this.policy);
     reply.header("ratelimit", `"per-credential";r=${remaining};t=${reset}`);
-    if (count > this.quota) {
-      throw new Problem(
-        429,
-        "rate-limited",
-        "Too many requests",
-        `this credential may make ${this.quota} requests per ${WINDOW_SECONDS} s; retry in ${reset} s`,
-        {},
-        { "retry-after": String(reset) },
-      );
-    }
+    if (count <= this.quota) return undefined;
+    return new Problem(
+      429,
+      "rate-limited",
+      "Too many requests",
+      `this credential may make ${this.quota} requests per ${WINDOW_SECONDS} s; retry in ${reset} s`,
+      {},
+      { "retry-after": String(reset) },
+    );
+  }
+
+  /** onRequest hook after authentication. */
+  hook = async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const credential = req.principal?.id;
+    if (!credential || req.headers["x-internal-request"] === this.internalToken) return;
+    const over = await this.charge(reply, credential, 1);
+    if (over) throw over;
   };
 
   /** Deletes finished windows (called periodically). */
