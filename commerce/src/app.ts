@@ -6,6 +6,8 @@ import {
   validatorCompiler,
   type ZodTypeProvider,
 } from "fastify-type-provider-zod";
+import { sql } from "kysely";
+import client from "prom-client";
 import { Authenticator, requireScope } from "./auth/authenticate.ts";
 import { TokenService } from "./auth/tokens.ts";
 import type { Config } from "./config.ts";
@@ -66,6 +68,17 @@ export async function buildApp({ config, db, logger, webhookPollSeconds }: AppDe
     hideUntagged: true,
   });
 
+  new client.Gauge({
+    name: "commerce_database_size_bytes",
+    help: "Size of the platform's database.",
+    registers: [metrics.registry],
+    collect: async function (this: client.Gauge) {
+      const r = await sql<{ n: number }>`select pg_database_size(current_database())::bigint as n`.execute(
+        db,
+      );
+      this.set(r.rows[0]?.n ?? 0);
+    },
+  });
   const outbox = new Outbox(config.CONFIG_WEBHOOKS ?? []);
   const webhooks = new WebhookWorker(db, config, {
     registry: metrics.registry,

@@ -126,6 +126,8 @@ describe("operations endpoints", () => {
     expect(text).toMatch(/http_requests_total\{method="GET",route="\/api\/v1\/products",status="401"\} 1/);
     expect(text).toMatch(/http_request_duration_seconds_bucket/);
     expect(text).toMatch(/http_requests_in_flight/);
+    expect(text).toMatch(/commerce_database_size_bytes [1-9]\d+/);
+    expect(text).toMatch(/webhook_queue_depth 0/);
     const pub = await svc.call("/metrics", { key: null, headers: { "x-forwarded-host": "shop.test" } });
     expect(pub.status).toBe(404);
   });
