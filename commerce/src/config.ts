@@ -45,7 +45,10 @@ const emailSchema = z.looseObject({
     })
     .optional(),
   fromAddress: z.string(),
+  fromName: z.string().optional(),
+  transactional: z.array(z.string()).optional(),
 });
+export type EmailConfig = z.infer<typeof emailSchema>;
 const paymentGatewaySchema = z.looseObject({
   name: z.string(),
   type: z.enum(["Card", "Wallet", "MobileMoney", "BankTransfer"]),

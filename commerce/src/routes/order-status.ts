@@ -108,6 +108,7 @@ export async function orderStatusRoutes(api: Api, { db, config, outbox }: Ctx): 
           .insertInto("orderStatusHistory")
           .values({ orderId: id, fromStatus: o.status, toStatus: to, note: note ?? null, at: new Date() })
           .execute();
+        if (to === "shipped") await outbox.mail?.(trx, "ShippingConfirmation", id);
         await outbox.emit(trx, "OrderUpdated", {
           ...orderEventData(updated),
           previousStatus: o.status,

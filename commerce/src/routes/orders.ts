@@ -265,6 +265,7 @@ export async function orderRoutes(api: Api, { db, config, outbox }: Ctx): Promis
             pointer: `#/lines/${i}/quantity`,
           });
         }
+        await outbox.mail?.(trx, "OrderConfirmation", id);
         await outbox.emit(trx, "OrderCreated", {
           ...orderEventData(order),
           lines: lines.map((l) => ({ sku: l.sku, quantity: l.quantity, unitPriceMinor: l.unitPriceMinor })),

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Transaction } from "kysely";
 import type { WebhookConfig, WebhookEventName } from "../config.ts";
 import type { Database } from "../db/schema.ts";
+import type { MailKind } from "../email/mailer.ts";
 
 // The outbox: an event is written in the transaction of the change that caused it (one event row,
 // one delivery row per enabled webhook subscribed to it), so a crash after commit loses nothing
@@ -23,10 +24,14 @@ export type EnqueueHook = (
   startAfter?: Date,
 ) => Promise<void>;
 
+/** Enqueues a transactional mail in the caller's transaction (set when SMTP is configured). */
+export type MailHook = (trx: Transaction<Database>, kind: MailKind, orderId: string) => Promise<void>;
+
 export class Outbox {
   /** The enabled webhooks. */
   readonly webhooks: WebhookConfig[];
   enqueue?: EnqueueHook;
+  mail?: MailHook;
 
   constructor(webhooks: WebhookConfig[]) {
     this.webhooks = webhooks.filter((w) => w.enabled);

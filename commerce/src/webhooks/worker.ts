@@ -4,6 +4,7 @@ import client from "prom-client";
 import type { Config } from "../config.ts";
 import type { DB } from "../db/database.ts";
 import type { Database } from "../db/schema.ts";
+import { Mailer, type MailKind } from "../email/mailer.ts";
 import { type Cidr, parseCidrs } from "./destination.ts";
 import type { Outbox } from "./outbox.ts";
 import { sendOnce, signerFor } from "./send.ts";
@@ -15,6 +16,7 @@ import { sendOnce, signerFor } from "./send.ts";
 // honoured on 429/503, 410 disables the endpoint, the same webhook-id on every attempt.
 
 export const QUEUE = "webhook-delivery";
+export const MAIL_QUEUE = "transactional-mail";
 
 /** Seconds before attempt 2, 3, … (about 65 h in all; ±20 % jitter each). 13 attempts at most. */
 export const BACKOFF_SECONDS = [5, 60, 300, 1800, 3600, 7200, 14400, 28800, 43200, 43200, 43200, 50400];
@@ -45,8 +47,11 @@ export class WebhookWorker {
   private readonly outcomes?: client.Counter<"outcome">;
   private readonly options: WorkerOptions;
 
+  private readonly mailer?: Mailer;
+
   constructor(db: DB, config: Config, options: WorkerOptions = {}) {
     this.db = db;
+    this.mailer = Mailer.from(db, config);
     this.config = config;
     this.options = options;
     this.allowed = parseCidrs(config.COMMERCE_WEBHOOK_ALLOWED_CIDRS);
@@ -90,10 +95,38 @@ export class WebhookWorker {
       },
     );
     outbox.enqueue = this.enqueue;
+    if (this.mailer) await this.startMail(outbox, this.mailer);
+  }
+
+  /** Transactional mail: one job per mail, retried with backoff by pg-boss for about a day. */
+  private async startMail(outbox: Outbox, mailer: Mailer): Promise<void> {
+    if (!(await this.boss.getQueue(MAIL_QUEUE))) {
+      await this.boss
+        .createQueue(MAIL_QUEUE, {
+          retryLimit: 12,
+          retryDelay: 30,
+          retryBackoff: true,
+          retryDelayMax: 3600,
+          expireInSeconds: 120,
+        })
+        .catch(() => {});
+    }
+    await this.boss.work<{ kind: MailKind; orderId: string }>(
+      MAIL_QUEUE,
+      { pollingIntervalSeconds: this.options.pollingIntervalSeconds ?? 2 },
+      async (jobs) => {
+        for (const j of jobs) await mailer.send(j.data.kind, j.data.orderId);
+      },
+    );
+    outbox.mail = async (trx, kind, orderId) => {
+      if (!mailer.wants(kind)) return;
+      await this.boss.send(MAIL_QUEUE, { kind, orderId }, { db: fromKysely(trx.withoutPlugins()) });
+    };
   }
 
   async stop(): Promise<void> {
     await this.boss.stop({ graceful: true, timeout: 15_000 });
+    this.mailer?.close();
   }
 
   /** The outbox's enqueue hook: one job per delivery, in the caller's transaction. */
