@@ -10,6 +10,7 @@ import { sql } from "kysely";
 import client from "prom-client";
 import { Authenticator, requireScope } from "./auth/authenticate.ts";
 import { TokenService } from "./auth/tokens.ts";
+import { ProductCache } from "./cache/products.ts";
 import type { Config } from "./config.ts";
 import type { DB } from "./db/database.ts";
 import { installGraphql, newInternalToken } from "./graphql/index.ts";
@@ -20,6 +21,7 @@ import { installProblemHandlers, Problem, sendProblem } from "./http/problem.ts"
 import { RateLimiter, ratePerMinute } from "./http/ratelimit.ts";
 import { apiRoutes } from "./routes/index.ts";
 import { oauthRoutes } from "./routes/oauth.ts";
+import type { ProductOut } from "./routes/product-model.ts";
 import { Outbox } from "./webhooks/outbox.ts";
 import { WebhookWorker } from "./webhooks/worker.ts";
 
@@ -80,6 +82,9 @@ export async function buildApp({ config, db, logger, webhookPollSeconds }: AppDe
     },
   });
   const outbox = new Outbox(config.CONFIG_WEBHOOKS ?? []);
+  const cache = new ProductCache<ProductOut>(config.databaseUrl, metrics.registry);
+  await cache.start();
+  app.addHook("onClose", () => cache.stop());
   const webhooks = new WebhookWorker(db, config, {
     registry: metrics.registry,
     pollingIntervalSeconds: webhookPollSeconds,
@@ -125,7 +130,7 @@ export async function buildApp({ config, db, logger, webhookPollSeconds }: AppDe
       api.addHook("onRequest", limiter.hook);
       api.addHook("onRequest", requireScope);
       installIdempotency(api, db);
-      await apiRoutes(api.withTypeProvider<ZodTypeProvider>(), { db, config, outbox });
+      await apiRoutes(api.withTypeProvider<ZodTypeProvider>(), { db, config, outbox, cache });
     },
     { prefix: "/api/v1" },
   );

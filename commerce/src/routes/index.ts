@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
+import type { ProductCache } from "../cache/products.ts";
 import type { Config } from "../config.ts";
 import type { DB } from "../db/database.ts";
 import type { Outbox } from "../webhooks/outbox.ts";
@@ -9,6 +10,7 @@ import { customerRoutes } from "./customers.ts";
 import { inventoryRoutes } from "./inventory.ts";
 import { orderStatusRoutes } from "./order-status.ts";
 import { orderRoutes } from "./orders.ts";
+import type { ProductOut } from "./product-model.ts";
 import { productRoutes } from "./products.ts";
 import { webhookRoutes } from "./webhooks.ts";
 
@@ -20,6 +22,8 @@ export interface Ctx {
   db: DB;
   config: Config;
   outbox: Outbox;
+  /** Product reads (GET /products/{id}), invalidated across replicas. */
+  cache: ProductCache<ProductOut>;
 }
 
 export async function apiRoutes(api: Api, ctx: Ctx): Promise<void> {

@@ -62,7 +62,7 @@ export const productOut = z.object({
   updatedAt: timestamp,
   variants: z.array(variantOut),
 });
-type ProductOut = z.output<typeof productOut>;
+export type ProductOut = z.output<typeof productOut>;
 
 /** Products with their variants (one query for all variants: no N+1). */
 export async function withVariants(db: DB, products: Product[]): Promise<ProductOut[]> {

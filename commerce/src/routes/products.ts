@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { sql } from "kysely";
 import { z } from "zod";
+import { productChanged } from "../cache/products.ts";
 import { maxProducts } from "../config.ts";
 import { ifMatchVersion, setEtag, versionMismatch } from "../http/etag.ts";
 import { keyset, page, pageOf, pageQuery } from "../http/pagination.ts";
@@ -27,7 +28,7 @@ const SORT_COLUMNS = {
   title: ["title", "text"],
 } as const;
 
-export async function productRoutes(api: Api, { db, config }: Ctx): Promise<void> {
+export async function productRoutes(api: Api, { db, config, cache }: Ctx): Promise<void> {
   const limit = maxProducts(config);
   const defaultCurrency = config.CONFIG_LOCALIZATION?.currency ?? "USD";
 
@@ -70,7 +71,7 @@ export async function productRoutes(api: Api, { db, config }: Ctx): Promise<void
     "/products/:id",
     { config: { scope: "products:read" }, schema: { tags, params: idParam, response: { 200: productOut } } },
     async (req, reply) => {
-      const p = await getProduct(db, req.params.id);
+      const p = await cache.get(req.params.id, () => getProduct(db, req.params.id));
       setEtag(reply, p.version);
       return p;
     },
@@ -210,6 +211,7 @@ export async function productRoutes(api: Api, { db, config }: Ctx): Promise<void
           .set({ ...fields, version: sql`version + 1`, updatedAt: new Date() })
           .where("id", "=", id)
           .execute();
+        await productChanged(trx, id);
       });
       const p = await getProduct(db, id);
       setEtag(reply, p.version);
@@ -232,6 +234,7 @@ export async function productRoutes(api: Api, { db, config }: Ctx): Promise<void
         if (!cur) throw notFound("product", req.params.id);
         if (want !== undefined && want !== cur.version) throw versionMismatch(cur.version);
         await trx.deleteFrom("products").where("id", "=", req.params.id).execute();
+        await productChanged(trx, req.params.id);
       });
       return reply.code(204).send();
     },
