@@ -140,7 +140,10 @@ const envSchema = z
     CONFIG_SHIPPING_METHODS: jsonOf(z.array(shippingMethodSchema)),
     CONFIG_WEBHOOKS: jsonOf(z.array(webhookSchema)),
     SMTP_PASSWORD: z.string().optional(),
-    COMMERCE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).optional(),
+    COMMERCE_RATE_LIMIT_PER_MINUTE: z
+      .union([z.literal("unlimited"), z.coerce.number().int().min(1)])
+      .optional()
+      .describe("Overrides the plan's rate; `unlimited` turns limiting off (benchmarks)."),
     COMMERCE_WEBHOOK_ALLOWED_CIDRS: cidrList,
     COMMERCE_JWT_ISSUER: urlOrEmpty,
   })

@@ -9,6 +9,7 @@ describe("rate limits", () => {
     expect(ratePerMinute("Professional")).toBe(1800);
     expect(ratePerMinute("Enterprise")).toBe(6000);
     expect(ratePerMinute("Custom", 250)).toBe(250);
+    expect(ratePerMinute("Standard", "unlimited")).toBe(Number.POSITIVE_INFINITY);
   });
 
   describe("shared across replicas", () => {

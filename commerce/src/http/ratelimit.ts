@@ -18,7 +18,9 @@ export const PLAN_RATE_PER_MINUTE: Record<Exclude<Plan, "Custom">, number> = {
 export const CUSTOM_DEFAULT_RATE = 6_000;
 export const WINDOW_SECONDS = 60;
 
-export function ratePerMinute(plan: Plan, override?: number): number {
+/** Requests per minute of a plan; Infinity when limiting is turned off. */
+export function ratePerMinute(plan: Plan, override?: number | "unlimited"): number {
+  if (override === "unlimited") return Number.POSITIVE_INFINITY;
   if (override !== undefined) return override;
   return plan === "Custom" ? CUSTOM_DEFAULT_RATE : PLAN_RATE_PER_MINUTE[plan];
 }
@@ -58,6 +60,7 @@ export class RateLimiter {
    * problem to answer with when over the quota.
    */
   async charge(reply: FastifyReply, credential: string, n: number): Promise<Problem | undefined> {
+    if (this.quota === Number.POSITIVE_INFINITY) return undefined;
     const { count, reset } = await this.take(credential, n);
     const remaining = Math.max(0, this.quota - count);
     reply.header("ratelimit-policy", this.policy);
@@ -77,6 +80,7 @@ export class RateLimiter {
   hook = async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const credential = req.principal?.id;
     if (!credential || req.headers["x-internal-request"] === this.internalToken) return;
+    if (this.quota === Number.POSITIVE_INFINITY) return;
     const over = await this.charge(reply, credential, 1);
     if (over) throw over;
   };

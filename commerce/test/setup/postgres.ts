@@ -31,7 +31,14 @@ function freePort(): Promise<number> {
   });
 }
 
-export default async function setup(project: TestProject) {
+export interface Postgres {
+  /** Superuser URL of the `postgres` database. */
+  url: string;
+  stop: () => Promise<void>;
+}
+
+/** Starts a throwaway PostgreSQL server (used by the tests and the benchmark). */
+export async function startPostgres(): Promise<Postgres> {
   if (!existsSync(join(BIN, "postgres"))) {
     throw new Error(`${BIN}/postgres not found: run commerce/hack/postgres-deps.sh (or set COMMERCE_PG_BIN)`);
   }
@@ -82,9 +89,7 @@ export default async function setup(project: TestProject) {
       await new Promise((r) => setTimeout(r, 100));
     }
   }
-  project.provide("pgAdminUrl", url);
-
-  return async () => {
+  const stop = async () => {
     // SIGINT is PostgreSQL's fast shutdown: open sessions are ended, no checkpoint wait.
     const exited = new Promise((r) => server.once("exit", r));
     server.kill("SIGINT");
@@ -92,4 +97,11 @@ export default async function setup(project: TestProject) {
     if (server.exitCode === null) server.kill("SIGKILL");
     await rm(dir, { recursive: true, force: true });
   };
+  return { url, stop };
+}
+
+export default async function setup(project: TestProject) {
+  const pg = await startPostgres();
+  project.provide("pgAdminUrl", pg.url);
+  return pg.stop;
 }
