@@ -52,7 +52,7 @@ try {
     DATABASE_URL: dbUrl,
     API_KEY: KEY,
     PLATFORM_PLAN: "Enterprise",
-    COMMERCE_RATE_LIMIT_PER_MINUTE: "unlimited",
+    COMMERCE_RATE_LIMIT_PER_MINUTE: process.env.BENCH_RATE_LIMIT ?? "unlimited",
     COMMERCE_LOG_LEVEL: "silent",
     COMMERCE_DB_POOL_SIZE: "10",
     COMMERCE_WEBHOOK_ALLOWED_CIDRS: "127.0.0.0/8",

@@ -23,6 +23,9 @@ const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
 
 export function createDb(url: string, poolSize = 10): { db: DB; pool: pg.Pool } {
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  // An idle connection closed by the server (restart, failover) is dropped by the pool; without a
+  // listener the 'error' event would end the process. The next query opens a new connection.
+  pool.on("error", () => {});
   const db = new Kysely<Database>({
     dialect: new PostgresDialect({ pool }),
     plugins: [new CamelCasePlugin()],
