@@ -72,8 +72,18 @@ test-unit: deps ## Unit tests only (no cluster)
 ##@ Testing
 
 .PHONY: test
-test: deps host-deps cluster-build lint typecheck verify-generated helm-lint ## The whole suite: checks, unit tests, integration tests on a local cluster
+test: deps host-deps cluster-build lint typecheck verify-generated helm-lint test-commerce ## The whole suite: checks, unit tests, integration tests on a local cluster
 	$(NPX) vitest run
+
+commerce/node_modules/.stamp: commerce/package.json commerce/package-lock.json
+	$(NPM) ci --prefix commerce --no-audit --no-fund
+	@touch $@
+
+.PHONY: test-commerce
+test-commerce: commerce/node_modules/.stamp ## The commerce service: types and its tests against a real PostgreSQL (host process)
+	commerce/hack/postgres-deps.sh
+	$(NPM) --prefix commerce run typecheck
+	$(NPM) --prefix commerce test
 
 .PHONY: test-integration
 test-integration: deps host-deps cluster-build ## Integration tests on a local cluster (or KUBECONFIG)

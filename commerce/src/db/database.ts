@@ -1,0 +1,57 @@
+import { CamelCasePlugin, Kysely, PostgresDialect } from "kysely";
+import { type Migration, type MigrationProvider, Migrator } from "kysely/migration";
+import pg from "pg";
+import * as m0001 from "./migrations/0001_catalog_orders.ts";
+import * as m0002 from "./migrations/0002_auth_limits.ts";
+import * as m0003 from "./migrations/0003_payments_webhooks.ts";
+import type { Database } from "./schema.ts";
+
+// bigint (int8) as number: money in minor units and counts stay far below 2^53.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => Number(v));
+
+export type DB = Kysely<Database>;
+
+/** Every migration of this version, in order (imported, not read from disk: the image is read-only). */
+const MIGRATIONS: Record<string, Migration> = {
+  "0001_catalog_orders": m0001,
+  "0002_auth_limits": m0002,
+  "0003_payments_webhooks": m0003,
+};
+
+const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
+
+export function createDb(url: string, poolSize = 10): { db: DB; pool: pg.Pool } {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  // An idle connection closed by the server (restart, failover) is dropped by the pool; without a
+  // listener the 'error' event would end the process. The next query opens a new connection.
+  pool.on("error", () => {});
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool }),
+    plugins: [new CamelCasePlugin()],
+  });
+  return { db, pool };
+}
+
+/**
+ * Applies the pending migrations. Kysely's Migrator holds a PostgreSQL advisory lock while it
+ * reads and applies them, so replicas starting together apply each migration exactly once; the
+ * others wait and then find nothing to do. A database migrated by a newer version (unknown names)
+ * is accepted: forward-only migrations keep older pods working during a rolling upgrade.
+ */
+export async function migrate(db: DB): Promise<string[]> {
+  // Kysely refuses a database with executed migrations it does not know; an older pod restarting
+  // mid-upgrade finds its own all applied and goes on.
+  if ((await pendingMigrations(db)).length === 0) return [];
+  const migrator = new Migrator({ db, provider, allowUnorderedMigrations: false });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
+}
+
+/** Names of this version's migrations not yet applied (empty when the schema is ready). */
+export async function pendingMigrations(db: DB): Promise<string[]> {
+  const migrator = new Migrator({ db, provider });
+  const all = await migrator.getMigrations();
+  return all.filter((m) => !m.executedAt).map((m) => m.name);
+}

@@ -1,0 +1,236 @@
+import type { ColumnType, Generated, Insertable, Selectable } from "kysely";
+
+// Table types for kysely (camelCase here, snake_case in PostgreSQL through CamelCasePlugin). Money
+// is in minor units (bigint, parsed to number: safe below 2^53) with an ISO 4217 currency.
+
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+
+export interface StoresTable {
+  id: string;
+  name: string;
+  currency: string;
+  createdAt: Timestamp;
+}
+
+export interface ProductsTable {
+  id: string;
+  title: string;
+  description: string | null;
+  status: "active" | "draft" | "archived";
+  version: Generated<number>;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface VariantsTable {
+  id: string;
+  productId: string;
+  sku: string;
+  title: string;
+  priceMinor: number;
+  currency: string;
+  position: number;
+}
+
+export interface InventoryLevelsTable {
+  variantId: string;
+  storeId: string;
+  available: number;
+  lowStockThreshold: number;
+  /** True while at or below the threshold (so "inventory low" fires once per crossing). */
+  low: Generated<boolean>;
+  version: Generated<number>;
+  updatedAt: Timestamp;
+}
+
+export interface InventoryAdjustmentsTable {
+  id: string;
+  variantId: string;
+  storeId: string;
+  delta: number;
+  reason: string;
+  createdAt: Timestamp;
+}
+
+export interface CustomersTable {
+  id: string;
+  email: string;
+  name: string;
+  version: Generated<number>;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export const ORDER_STATUSES = [
+  "pending",
+  "paid",
+  "fulfilled",
+  "shipped",
+  "delivered",
+  "cancelled",
+  "refunded",
+] as const;
+export type OrderStatus = (typeof ORDER_STATUSES)[number];
+
+export interface OrdersTable {
+  id: string;
+  storeId: string;
+  customerId: string | null;
+  status: OrderStatus;
+  currency: string;
+  subtotalMinor: number;
+  taxMinor: number;
+  shippingMinor: number;
+  totalMinor: number;
+  shippingMethod: string | null;
+  trackingNumber: string | null;
+  version: Generated<number>;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface OrderLinesTable {
+  id: string;
+  orderId: string;
+  position: number;
+  variantId: string;
+  productId: string;
+  sku: string;
+  title: string;
+  quantity: number;
+  unitPriceMinor: number;
+  totalMinor: number;
+}
+
+export interface OrderStatusHistoryTable {
+  id: Generated<number>;
+  orderId: string;
+  fromStatus: OrderStatus | null;
+  toStatus: OrderStatus;
+  note: string | null;
+  at: Timestamp;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  name: string;
+  /** First characters of the key, to recognise it in lists (never enough to use it). */
+  prefix: string;
+  hash: string;
+  scopes: string[];
+  createdAt: Timestamp;
+  revokedAt: Timestamp | null;
+  lastUsedAt: Timestamp | null;
+}
+
+export interface OauthClientsTable {
+  id: string;
+  name: string;
+  secretHash: string;
+  scopes: string[];
+  createdAt: Timestamp;
+  revokedAt: Timestamp | null;
+}
+
+export interface SigningKeysTable {
+  kid: string;
+  alg: string;
+  privateJwk: unknown;
+  publicJwk: unknown;
+  createdAt: Timestamp;
+}
+
+export interface IdempotencyKeysTable {
+  credential: string;
+  key: string;
+  requestHash: string;
+  statusCode: number | null;
+  responseBody: string | null;
+  responseHeaders: Record<string, string> | null;
+  createdAt: Timestamp;
+}
+
+export interface RateLimitCountersTable {
+  credential: string;
+  windowStart: Timestamp;
+  count: number;
+}
+
+export interface PaymentsTable {
+  id: string;
+  orderId: string;
+  gateway: string;
+  provider: string;
+  mode: string;
+  amountMinor: number;
+  currency: string;
+  status: "succeeded" | "failed";
+  failureReason: string | null;
+  createdAt: Timestamp;
+}
+
+export interface WebhookEventsTable {
+  /** The Standard Webhooks message id (webhook-id): the same on every attempt. */
+  id: string;
+  type: string;
+  payload: unknown;
+  createdAt: Timestamp;
+}
+
+export type DeliveryStatus = "pending" | "succeeded" | "failed" | "cancelled";
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  eventId: string;
+  webhook: string;
+  url: string;
+  status: DeliveryStatus;
+  attempts: Generated<number>;
+  nextAttemptAt: Timestamp | null;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface WebhookAttemptsTable {
+  id: Generated<number>;
+  deliveryId: string;
+  attempt: number;
+  at: Timestamp;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+}
+
+export interface WebhookEndpointsTable {
+  name: string;
+  disabledAt: Timestamp | null;
+  disabledReason: string | null;
+}
+
+export interface Database {
+  payments: PaymentsTable;
+  webhookEvents: WebhookEventsTable;
+  webhookDeliveries: WebhookDeliveriesTable;
+  webhookAttempts: WebhookAttemptsTable;
+  webhookEndpoints: WebhookEndpointsTable;
+  stores: StoresTable;
+  products: ProductsTable;
+  variants: VariantsTable;
+  inventoryLevels: InventoryLevelsTable;
+  inventoryAdjustments: InventoryAdjustmentsTable;
+  customers: CustomersTable;
+  orders: OrdersTable;
+  orderLines: OrderLinesTable;
+  orderStatusHistory: OrderStatusHistoryTable;
+  apiKeys: ApiKeysTable;
+  oauthClients: OauthClientsTable;
+  signingKeys: SigningKeysTable;
+  idempotencyKeys: IdempotencyKeysTable;
+  rateLimitCounters: RateLimitCountersTable;
+}
+
+export type Product = Selectable<ProductsTable>;
+export type Variant = Selectable<VariantsTable>;
+export type NewVariant = Insertable<VariantsTable>;
