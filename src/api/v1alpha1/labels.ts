@@ -48,3 +48,10 @@ export const ANNOTATION_CONFIG_HASH = "cronscale.io/config-hash";
  * read only when a container starts). Versions, not values: nothing about a secret leaks.
  */
 export const ANNOTATION_SECRETS_REVISION = "cronscale.io/secrets-revision";
+
+// --- Notification ----------------------------------------------------------------------------
+
+/** On a Notification: kind of the object it is about (ScheduledTask or ScalePlatform). */
+export const LABEL_NOTIFICATION_SOURCE_KIND = "cronscale.io/source-kind";
+/** On a Notification: name of the object it is about (tasks also carry LABEL_TASK, platforms LABEL_PLATFORM). */
+export const LABEL_NOTIFICATION_SOURCE = "cronscale.io/source";

@@ -3,6 +3,7 @@ import type { KubeObject } from "../../runtime/types.ts";
 import { PLATFORM_PLANS } from "../plans.ts";
 import { conditionsSchema, hostname, objectName, observedGenerationSchema, timestamp } from "./common.ts";
 import { defineKind } from "./kind.ts";
+import { platformNotificationsSchema, SMS_PLAN_RULE } from "./notification.ts";
 import {
   emailSchema,
   localizationSchema,
@@ -176,6 +177,7 @@ export const scalePlatformSpecSchema = z
       })
       .optional()
       .describe("Database settings; its size comes from the plan."),
+    notifications: platformNotificationsSchema.optional(),
   })
   .meta({
     "x-kubernetes-validations": [
@@ -192,6 +194,7 @@ export const scalePlatformSpecSchema = z
         fieldPath: ".resources",
         reason: "FieldValueForbidden",
       },
+      SMS_PLAN_RULE,
     ],
   })
   .describe("Desired state of a platform instance.");
