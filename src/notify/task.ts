@@ -87,8 +87,9 @@ export function decideTask(
     last = sorted.filter((e) => e.spec.completionTime < floorKey).at(-1)?.spec.result;
     if (last && FAILED.has(last)) incident.failures = 1;
   }
-  const on = new Set(cfg.on);
-  const foldMs = cfg.foldMinutes * 60_000;
+  // Defaults again here: an object stored before these fields existed has none.
+  const on = new Set(cfg.on ?? ["Failure", "Timeout", "Recovery"]);
+  const foldMs = (cfg.foldMinutes ?? 60) * 60_000;
   const decided: Decided[] = [];
   let held: TaskExecution[] = [];
   const nowMs = now.getTime();
