@@ -69,8 +69,15 @@ export async function startNotifier(namespace: string, config: NotificationsConf
   return manager;
 }
 
-/** Waits until the notifications CRD is established (installCrds applies every CRD). */
+/** Installs (or updates) the Notification CRD and waits until it is established. */
 export async function waitNotificationCrd(): Promise<void> {
+  await kubectl([
+    "apply",
+    "--server-side",
+    "--force-conflicts",
+    "-f",
+    `${repoRoot}crds/notifications.cronscale.io.yaml`,
+  ]);
   await kubectl(["wait", "--for=condition=Established", "--timeout=60s", "crd/notifications.cronscale.io"]);
 }
 
