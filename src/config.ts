@@ -1,5 +1,6 @@
 import { hostname } from "node:os";
 import { z } from "zod";
+import { NotificationsConfigSchema } from "./notify/config.ts";
 
 /** Accepts real booleans and the strings flags/env carry ("true", "1", "false", "0", ...). */
 const boolish = z.preprocess((v) => {
@@ -115,6 +116,7 @@ export const ConfigSchema = z.object({
   shutdownTimeoutSeconds: seconds(30, "Longest wait for in-flight reconciles on SIGTERM"),
   leaderElection: LeaderElectionSchema.prefault({}),
   controllers: ControllersSchema.prefault({}),
+  notifications: NotificationsConfigSchema,
 });
 
 /** The parsed configuration. */

@@ -12,6 +12,7 @@ import {
 } from "./controllers/scheduledtask/index.ts";
 import { KubePodLogReader } from "./controllers/taskexecution/logs.ts";
 import { createLogger, SecretRegistry } from "./log.ts";
+import { registerNotificationControllers } from "./notify/index.ts";
 import { createKubeManager, loadKubeConfig } from "./runtime/kube.ts";
 
 /** Starts the operator and resolves with the process exit code once it has stopped. */
@@ -45,6 +46,10 @@ export async function runOperator(argv: readonly string[], env: NodeJS.ProcessEn
   });
   registerScalePlatformControllers(manager, {
     config: platformControllerConfigFrom(cfg.controllers.scalePlatform),
+    workers: cfg.workers,
+  });
+  registerNotificationControllers(manager, {
+    config: { ...cfg.notifications, secretNamespace: cfg.notifications.secretNamespace || le.namespace },
     workers: cfg.workers,
   });
   log.info(

@@ -93,11 +93,14 @@ describe.skipIf(!helm)("charts/cronscale", () => {
     ]);
     const pods = cluster.rules.find((r: Doc) => r.resources.includes("pods"));
     expect(pods.verbs).toEqual(["get", "list", "watch"]);
+    // Notifications are created and deleted, never rewritten: only their status changes.
+    const notes = cluster.rules.find((r: Doc) => r.resources.includes("notifications"));
+    expect(notes.verbs).toEqual(["get", "list", "watch", "create", "delete"]);
   });
 
   it("puts the generated CRDs in the chart", () => {
     const out = execFileSync(helm!, ["template", "cs", CHART, "--include-crds"], { encoding: "utf8" });
-    for (const plural of ["scheduledtasks", "taskexecutions", "scaleplatforms"])
+    for (const plural of ["scheduledtasks", "taskexecutions", "scaleplatforms", "notifications"])
       expect(out).toContain(`name: ${plural}.cronscale.io`);
   });
 

@@ -67,6 +67,37 @@ describe.skipIf(!helm)("chart values reach the operator's configuration", () => 
     });
   });
 
+  it("notification channels set in values.yaml are what the operator parses", () => {
+    const env = renderedEnv([
+      "notifications.email.host=smtp.example.test",
+      "notifications.email.port=465",
+      "notifications.email.security=TLS",
+      "notifications.email.rejectUnauthorized=false",
+      "notifications.email.from=ops@example.test",
+      "notifications.email.username=ops",
+      "notifications.email.passwordSecret.name=smtp",
+      "notifications.signingSecret.name=signing",
+      "notifications.sms.url=https://sms.example.test/send",
+      "notifications.sms.tokenSecret.name=sms",
+    ]);
+    const n = loadConfig([], env).notifications;
+    expect(n.email).toEqual({
+      host: "smtp.example.test",
+      port: 465,
+      security: "TLS",
+      rejectUnauthorized: false,
+      from: "ops@example.test",
+      username: "ops",
+      passwordSecret: { name: "smtp", key: "password" },
+    });
+    expect(n.signingSecret).toEqual({ name: "signing", key: "secret" });
+    expect(n.sms).toEqual({
+      url: "https://sms.example.test/send",
+      from: "",
+      tokenSecret: { name: "sms", key: "token" },
+    });
+  });
+
   it("an unknown platform setting is refused, naming it", () => {
     const cfg = loadConfig([], { CRONSCALE_CONTROLLERS__SCALE_PLATFORM__DATABASE_IMAGE: "x" });
     expect(() => platformControllerConfigFrom(cfg.controllers.scalePlatform)).toThrow(

@@ -1,4 +1,5 @@
 import type { KindDefinition } from "./kind.ts";
+import { notificationKind } from "./notification.ts";
 import { scalePlatformKind } from "./scaleplatform.ts";
 import { scalePlatformBackupKind } from "./scaleplatformbackup.ts";
 import { scheduledTaskKind } from "./scheduledtask.ts";
@@ -15,4 +16,5 @@ export const allKinds: readonly KindDefinition[] = [
   taskExecutionKind,
   scalePlatformKind,
   scalePlatformBackupKind,
+  notificationKind,
 ];

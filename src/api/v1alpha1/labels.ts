@@ -54,3 +54,10 @@ export const BACKUP_COMPONENT = "backup";
 export const LABEL_BACKUP_TYPE = "cronscale.io/backup-type";
 /** On the Job of a ScalePlatformBackup and its pod: the request's name. */
 export const LABEL_BACKUP_REQUEST = "cronscale.io/backup-request";
+
+// --- Notification ----------------------------------------------------------------------------
+
+/** On a Notification: kind of the object it is about (ScheduledTask or ScalePlatform). */
+export const LABEL_NOTIFICATION_SOURCE_KIND = "cronscale.io/source-kind";
+/** On a Notification: name of the object it is about (tasks also carry LABEL_TASK, platforms LABEL_PLATFORM). */
+export const LABEL_NOTIFICATION_SOURCE = "cronscale.io/source";

@@ -112,3 +112,18 @@ export function platformFirstBackupJobName(platform: string): string {
 export function platformBackupRequestJobName(request: string): string {
   return `${request}-bk`;
 }
+
+// --- Notification ----------------------------------------------------------------------------
+// One per announced transition: `<source>-<event>-<10 hex>`, the hash over the source's uid, the
+// event and the transition's key, so deciding the same transition twice names the same object.
+
+/** Hash of a transition: the Notification's name suffix and its stable id. */
+export function notificationHash(sourceUid: string, event: string, transitionKey: string): string {
+  return createHash("sha256").update(`${sourceUid}\n${event}\n${transitionKey}`).digest("hex");
+}
+
+/** Notification of one transition of a task or platform (≤ 52 + 23 + 11 characters). */
+export function notificationName(source: string, event: string, hash: string): string {
+  const kebab = event.replace(/([a-z])([A-Z])/g, "$1-$2").toLowerCase();
+  return `${source}-${kebab}-${hash.slice(0, 10)}`;
+}

@@ -3,6 +3,7 @@ import type { KubeObject } from "../../runtime/types.ts";
 import { PLAN_TABLE, PLATFORM_PLANS, toQuantity } from "../plans.ts";
 import { conditionsSchema, hostname, objectName, observedGenerationSchema, timestamp } from "./common.ts";
 import { defineKind } from "./kind.ts";
+import { platformNotificationsSchema, SMS_PLAN_RULE } from "./notification.ts";
 import { backupSpecSchema, backupStatusSchema } from "./scaleplatform-backup.ts";
 import {
   emailSchema,
@@ -213,6 +214,7 @@ export const scalePlatformSpecSchema = z
       .optional()
       .describe("Database settings; its size comes from the plan."),
     backup: backupSpecSchema.optional(),
+    notifications: platformNotificationsSchema.optional(),
   })
   .meta({
     "x-kubernetes-validations": [
@@ -230,6 +232,7 @@ export const scalePlatformSpecSchema = z
         reason: "FieldValueForbidden",
       },
       ...NO_LESS_THAN_FIXED,
+      SMS_PLAN_RULE,
     ],
   })
   .describe("Desired state of a platform instance.");

@@ -5,6 +5,7 @@ import type { KubeObject } from "../../runtime/types.ts";
 import { TASK_PLANS } from "../task-plans.ts";
 import { conditionsSchema, objectName, observedGenerationSchema, timestamp } from "./common.ts";
 import { defineKind } from "./kind.ts";
+import { taskNotificationsSchema } from "./notification.ts";
 import { SCHEDULE_MAX_LENGTH, scheduleCelRules } from "./schedule-rules.ts";
 
 // ScheduledTask (spec 2.1, 3.1, 8.1). Every rule of the spec is checked by the apiserver at
@@ -201,6 +202,7 @@ export const scheduledTaskSpecSchema = z
       .describe(
         "Finished failed Jobs kept by Kubernetes (1-10, default 3). The durable history is TaskExecution.",
       ),
+    notifications: taskNotificationsSchema.optional(),
   })
   .meta({
     "x-kubernetes-validations": [

@@ -1,0 +1,103 @@
+import { API_VERSION } from "../api/v1alpha1/kind.ts";
+import {
+  LABEL_MANAGED_BY,
+  LABEL_NOTIFICATION_SOURCE,
+  LABEL_TASK,
+  MANAGED_BY,
+} from "../api/v1alpha1/labels.ts";
+import type { Manager } from "../runtime/manager.ts";
+import type { KubeObject, ObjectKey, ResourceType } from "../runtime/types.ts";
+import type { NotificationsConfig } from "./config.ts";
+import { DeliveryReconciler } from "./deliver.ts";
+import { NotificationMetrics } from "./metrics.ts";
+import { PlatformNotifier, TaskNotifier } from "./notifiers.ts";
+import { FetchHttpSender, type HttpSender, type MailSender, SmtpMailSender } from "./senders.ts";
+
+export { DEFAULT_NOTIFICATIONS_CONFIG, type NotificationsConfig } from "./config.ts";
+
+const NOTIFICATION: ResourceType = {
+  apiVersion: API_VERSION,
+  kind: "Notification",
+  plural: "notifications",
+  namespaced: true,
+};
+const TASK: ResourceType = {
+  apiVersion: API_VERSION,
+  kind: "ScheduledTask",
+  plural: "scheduledtasks",
+  namespaced: true,
+};
+const PLATFORM: ResourceType = {
+  apiVersion: API_VERSION,
+  kind: "ScalePlatform",
+  plural: "scaleplatforms",
+  namespaced: true,
+};
+const EXECUTION: ResourceType = {
+  apiVersion: API_VERSION,
+  kind: "TaskExecution",
+  plural: "taskexecutions",
+  namespaced: true,
+};
+const MANAGED = `${LABEL_MANAGED_BY}=${MANAGED_BY}`;
+
+function byLabel(label: string) {
+  return (o: KubeObject): ObjectKey[] => {
+    const name = o.metadata.labels?.[label];
+    return name ? [{ namespace: o.metadata.namespace ?? "", name }] : [];
+  };
+}
+
+function bySource(kind: string) {
+  return (o: KubeObject): ObjectKey[] =>
+    (o as { spec?: { source?: { kind?: string } } }).spec?.source?.kind === kind
+      ? byLabel(LABEL_NOTIFICATION_SOURCE)(o)
+      : [];
+}
+
+/** Options of the notification controllers. */
+export interface RegisterNotificationOptions {
+  config: NotificationsConfig;
+  workers?: number;
+  /** Senders (SMTP and fetch by default). */
+  mail?: MailSender;
+  http?: HttpSender;
+}
+
+/**
+ * Registers the three notification controllers: "notify-task" and "notify-platform" decide what
+ * to announce (they only create Notifications), "notification" delivers them.
+ */
+export function registerNotificationControllers(manager: Manager, opts: RegisterNotificationOptions): void {
+  const metrics = new NotificationMetrics(manager.metrics.registry);
+  const timeoutMs = opts.config.httpTimeoutSeconds * 1000;
+  const workers = opts.workers ?? 2;
+  manager.addController({
+    name: "notify-task",
+    for: TASK,
+    watches: [
+      { type: EXECUTION, map: byLabel(LABEL_TASK), labelSelector: MANAGED },
+      { type: NOTIFICATION, map: bySource("ScheduledTask"), labelSelector: MANAGED },
+    ],
+    reconciler: new TaskNotifier({ config: opts.config, metrics }),
+    workers,
+  });
+  manager.addController({
+    name: "notify-platform",
+    for: PLATFORM,
+    watches: [{ type: NOTIFICATION, map: bySource("ScalePlatform"), labelSelector: MANAGED }],
+    reconciler: new PlatformNotifier({ config: opts.config, metrics }),
+    workers,
+  });
+  manager.addController({
+    name: "notification",
+    for: NOTIFICATION,
+    reconciler: new DeliveryReconciler({
+      config: opts.config,
+      mail: opts.mail ?? new SmtpMailSender(opts.config.email, timeoutMs),
+      http: opts.http ?? new FetchHttpSender(timeoutMs),
+      metrics,
+    }),
+    workers,
+  });
+}

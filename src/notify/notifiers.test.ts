@@ -1,0 +1,110 @@
+import { describe, expect, it } from "vitest";
+import { API_VERSION } from "../api/v1alpha1/kind.ts";
+import type { Notification } from "../api/v1alpha1/notification.ts";
+import { type ScalePlatform, scalePlatformSpecSchema } from "../api/v1alpha1/scaleplatform.ts";
+import type { CacheReader, KubeObject } from "../runtime/types.ts";
+import { PlatformNotifier, TaskNotifier } from "./notifiers.ts";
+import { makeCtx, makeRun, makeTask, TEST_CONFIG } from "./testing.ts";
+
+const key = { namespace: "ns", name: "nightly" };
+
+async function notes(client: ReturnType<typeof makeCtx>["client"]) {
+  return client.list<Notification>(API_VERSION, "Notification", "ns");
+}
+
+/** A cache that serves the client's objects except Notifications (an informer behind). */
+function laggingCache(objects: KubeObject[]): CacheReader {
+  const of = (kind: string) => objects.filter((o) => o.kind === kind);
+  return {
+    get: <T extends KubeObject>(_a: string, kind: string, _ns: string, name: string) =>
+      of(kind).find((o) => o.metadata.name === name) as T | undefined,
+    list: <T extends KubeObject>(_a: string, kind: string) => of(kind) as T[],
+  };
+}
+
+describe("TaskNotifier", () => {
+  it("creates one Notification for a failed run, owned by the task, and nothing at steady state", async () => {
+    const task = makeTask("nightly");
+    const { ctx, client } = makeCtx([task, makeRun(task, "2026-01-01T00:00:20Z", "Failed")]);
+    const r = new TaskNotifier({ config: TEST_CONFIG });
+    await r.reconcile(key, ctx);
+    const created = await notes(client);
+    expect(created).toHaveLength(1);
+    expect(created[0]?.metadata.ownerReferences?.[0]).toMatchObject({
+      kind: "ScheduledTask",
+      uid: "uid-nightly",
+    });
+    expect(created[0]?.metadata.labels).toMatchObject({ "cronscale.io/task": "nightly" });
+    client.clearWrites();
+    await r.reconcile(key, ctx);
+    await r.reconcile(key, ctx);
+    expect(client.writes).toEqual([]);
+  });
+
+  it("re-checks a live list when the cache has not seen the last Notification, and creates nothing twice", async () => {
+    const task = makeTask("nightly");
+    const run = makeRun(task, "2026-01-01T00:00:20Z", "Failed");
+    const { ctx, client } = makeCtx([task, run]);
+    const r = new TaskNotifier({ config: TEST_CONFIG });
+    await r.reconcile(key, ctx);
+    client.clearWrites();
+    await r.reconcile(key, { ...ctx, cache: laggingCache([task, run]) });
+    expect(client.writes).toEqual([]);
+    expect(await notes(client)).toHaveLength(1);
+  });
+
+  it("ignores runs of an earlier task of the same name and tasks without notifications", async () => {
+    const task = makeTask("nightly");
+    const old = makeRun(task, "2026-01-01T00:00:20Z", "Failed");
+    old.metadata.ownerReferences = [
+      { apiVersion: API_VERSION, kind: "ScheduledTask", name: "nightly", uid: "gone" },
+    ];
+    const quiet = makeTask("quiet");
+    delete quiet.spec.notifications;
+    const { ctx, client } = makeCtx([task, old, quiet, makeRun(quiet, "2026-01-01T00:00:21Z", "Failed")]);
+    const r = new TaskNotifier({ config: TEST_CONFIG });
+    await r.reconcile(key, ctx);
+    await r.reconcile({ namespace: "ns", name: "quiet" }, ctx);
+    expect(client.writes).toEqual([]);
+  });
+
+  it("asks to be called back when held failures come due", async () => {
+    const task = makeTask("nightly", { foldMinutes: 10 });
+    const { ctx, client, clock } = makeCtx([task, makeRun(task, "2026-01-01T00:00:20Z", "Failed")]);
+    const r = new TaskNotifier({ config: TEST_CONFIG });
+    await r.reconcile(key, ctx);
+    clock.advance(60_000);
+    await client.create(makeRun(task, "2026-01-01T00:01:20Z", "Failed"));
+    expect((await r.reconcile(key, ctx)).requeueAfter).toBe(9 * 60_000);
+    expect(await notes(client)).toHaveLength(1);
+    clock.advance(9 * 60_000);
+    await r.reconcile(key, ctx);
+    expect((await notes(client)).map((n) => n.spec.count).sort()).toEqual([1, 1]);
+  });
+});
+
+describe("PlatformNotifier", () => {
+  it("tells the store's contact once that the deployment completed", async () => {
+    const p: ScalePlatform = {
+      apiVersion: API_VERSION,
+      kind: "ScalePlatform",
+      metadata: { name: "shop", namespace: "ns", uid: "uid-shop", generation: 1 },
+      spec: scalePlatformSpecSchema.parse({
+        plan: "Standard",
+        domains: { platform: "shop.example.test" },
+        store: { name: "Shop", contactEmail: "owner@shop.example.test" },
+      }),
+      status: { phase: "Running", observedGeneration: 1, deployedTime: "2026-01-01T00:00:10Z" },
+    };
+    const { ctx, client } = makeCtx([p]);
+    const r = new PlatformNotifier({ config: TEST_CONFIG });
+    await r.reconcile({ namespace: "ns", name: "shop" }, ctx);
+    const created = await notes(client);
+    expect(created.map((n) => [n.spec.event, n.spec.recipients.email])).toEqual([
+      ["DeploymentCompleted", ["owner@shop.example.test"]],
+    ]);
+    client.clearWrites();
+    await r.reconcile({ namespace: "ns", name: "shop" }, ctx);
+    expect(client.writes).toEqual([]);
+  });
+});

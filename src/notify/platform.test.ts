@@ -1,0 +1,142 @@
+import { describe, expect, it } from "vitest";
+import { API_VERSION } from "../api/v1alpha1/kind.ts";
+import type { Notification } from "../api/v1alpha1/notification.ts";
+import {
+  type ScalePlatform,
+  type ScalePlatformStatus,
+  scalePlatformSpecSchema,
+} from "../api/v1alpha1/scaleplatform.ts";
+import { decidePlatform, formatDuration } from "./platform.ts";
+import { asNotes } from "./testing.ts";
+
+const MAX_AGE = 60;
+
+function platform(spec: Record<string, unknown>, status: ScalePlatformStatus, generation = 1): ScalePlatform {
+  return {
+    apiVersion: API_VERSION,
+    kind: "ScalePlatform",
+    metadata: { name: "shop", namespace: "ns", uid: "uid-shop", generation },
+    spec: scalePlatformSpecSchema.parse({
+      plan: "Standard",
+      domains: { platform: "shop.example.test" },
+      ...spec,
+    }),
+    status,
+  };
+}
+
+const running = (over: Partial<ScalePlatformStatus> = {}): ScalePlatformStatus => ({
+  observedGeneration: 1,
+  phase: "Running",
+  deployedTime: "2026-01-01T10:00:00Z",
+  urls: {
+    platform: "https://shop.example.test",
+    admin: "https://admin.shop.example.test",
+    api: "https://api.shop.example.test",
+  },
+  credentialsSecretName: "shop-credentials",
+  monthlyCostEstimate: { amount: "199.00", currency: "USD" },
+  resources: { cpu: "4", memory: "8Gi", storage: "100Gi", minReplicas: 1, maxReplicas: 3 },
+  healthCheck: { status: "Healthy", lastTransitionTime: "2026-01-01T10:00:00Z" },
+  ...over,
+});
+
+const store = { name: "Shop", contactEmail: "owner@shop.example.test" };
+
+function step(p: ScalePlatform, notes: Notification[], now: string): Notification[] {
+  const made = asNotes(p, decidePlatform(p, notes, new Date(now), MAX_AGE), now);
+  notes.push(...made);
+  return made;
+}
+
+describe("decidePlatform", () => {
+  it("emails the completed deployment to the store's contact when nothing else is set", () => {
+    const p = platform({ store }, running());
+    const notes: Notification[] = [];
+    const made = step(p, notes, "2026-01-01T10:00:05Z");
+    expect(made).toHaveLength(1);
+    const n = made[0] as Notification;
+    expect(n.spec.event).toBe("DeploymentCompleted");
+    expect(n.spec.recipients).toEqual({ email: ["owner@shop.example.test"] });
+    expect(n.spec.text).toContain("Platform: shop (namespace ns)");
+    expect(n.spec.text).toContain("Plan: Standard");
+    expect(n.spec.text).toContain("https://admin.shop.example.test");
+    expect(n.spec.text).toContain("Estimated cost: 199.00 USD per month");
+    expect(n.spec.text).toContain("shop-credentials");
+    expect(step(p, notes, "2026-01-01T10:01:00Z")).toEqual([]);
+  });
+
+  it("tells nobody about health without recipients (the contact only hears of the deployment)", () => {
+    const p = platform(
+      { store },
+      running({ healthCheck: { status: "Unhealthy", lastTransitionTime: "2026-01-01T10:05:00Z" } }),
+    );
+    expect(step(p, [], "2026-01-01T10:05:05Z").map((n) => n.spec.event)).toEqual(["DeploymentCompleted"]);
+  });
+
+  it("does not announce a deployment older than maxAge", () => {
+    const p = platform({ store }, running());
+    expect(step(p, [], "2026-01-01T12:00:00Z")).toEqual([]);
+  });
+
+  it("announces a failing health check once and its recovery once, with the downtime", () => {
+    const spec = {
+      store,
+      notifications: {
+        webhooks: ["http://hook.test/x"],
+        events: ["HealthCheckFailing", "HealthCheckRecovered"],
+      },
+    };
+    const notes: Notification[] = [];
+    const down = platform(
+      spec,
+      running({
+        healthCheck: { status: "Unhealthy", lastTransitionTime: "2026-01-01T10:10:00Z", message: "HTTP 503" },
+      }),
+    );
+    const failing = step(down, notes, "2026-01-01T10:10:01Z");
+    expect(failing.map((n) => n.spec.event)).toEqual(["HealthCheckFailing"]);
+    expect(failing[0]?.spec.text).toContain("HTTP 503");
+    expect(step(down, notes, "2026-01-01T10:11:00Z")).toEqual([]);
+    const up = platform(
+      spec,
+      running({ healthCheck: { status: "Healthy", lastTransitionTime: "2026-01-01T10:14:05Z" } }),
+    );
+    const rec = step(up, notes, "2026-01-01T10:14:06Z");
+    expect(rec.map((n) => n.spec.event)).toEqual(["HealthCheckRecovered"]);
+    expect(rec[0]?.spec.details?.downtimeSeconds).toBe("245");
+    expect(rec[0]?.spec.text).toContain("after 4 min 05 s of downtime");
+    expect(step(up, notes, "2026-01-01T10:20:00Z")).toEqual([]);
+  });
+
+  it("announces a plan upgrade once the new generation runs", () => {
+    const spec = { store, notifications: { email: ["ops@example.test"] } };
+    const notes: Notification[] = [];
+    step(platform(spec, running()), notes, "2026-01-01T10:00:05Z");
+    const upgrading = platform({ ...spec, plan: "Professional" }, running({ phase: "Updating" }), 2);
+    expect(step(upgrading, notes, "2026-01-01T10:20:00Z")).toEqual([]);
+    const done = platform({ ...spec, plan: "Professional" }, running({ observedGeneration: 2 }), 2);
+    const made = step(done, notes, "2026-01-01T10:25:00Z");
+    expect(made.map((n) => n.spec.event)).toEqual(["PlanUpgradeCompleted"]);
+    expect(made[0]?.spec.text).toContain("from plan Standard to Professional");
+    expect(step(done, notes, "2026-01-01T10:26:00Z")).toEqual([]);
+  });
+
+  it("respects the events list", () => {
+    const p = platform(
+      { store, notifications: { email: ["ops@example.test"], events: ["HealthCheckFailing"] } },
+      running(),
+    );
+    expect(step(p, [], "2026-01-01T10:00:05Z")).toEqual([]);
+  });
+});
+
+describe("formatDuration", () => {
+  it("reads as seconds, minutes or hours", () => {
+    expect([formatDuration(42), formatDuration(245), formatDuration(7380)]).toEqual([
+      "42 s",
+      "4 min 05 s",
+      "2 h 03 min",
+    ]);
+  });
+});
