@@ -10,6 +10,9 @@ const boolish = z.preprocess((v) => {
   return v;
 }, z.boolean());
 
+/** A price: a decimal with at most 9 decimals. */
+const DECIMAL = /^\d+(\.\d{1,9})?$/;
+
 const seconds = (def: number, what: string) => z.coerce.number().positive().default(def).describe(what);
 
 /** Leader election settings. */
@@ -86,6 +89,41 @@ const ControllersSchema = z.object({
         .max(65536)
         .default(65536)
         .describe("Most characters of console output kept per execution (the CRD allows at most 65536)"),
+      billing: z
+        .object({
+          currency: z
+            .string()
+            .regex(/^[A-Z]{3}$/)
+            .default("USD")
+            .describe("ISO 4217 currency of the prices"),
+          pricePerSecond: z
+            .object({
+              micro: z
+                .string()
+                .regex(DECIMAL)
+                .default("0.000004")
+                .describe("Price of a billed second on the Micro plan"),
+              small: z
+                .string()
+                .regex(DECIMAL)
+                .default("0.000008")
+                .describe("Price of a billed second on the Small plan"),
+              medium: z
+                .string()
+                .regex(DECIMAL)
+                .default("0.000016")
+                .describe("Price of a billed second on the Medium plan"),
+              large: z
+                .string()
+                .regex(DECIMAL)
+                .default("0.000032")
+                .describe("Price of a billed second on the Large plan"),
+            })
+            .prefault({})
+            .describe("Price of one billed second per task plan (decimal, at most 9 decimals)"),
+        })
+        .prefault({})
+        .describe("Billing of task runs: billed seconds × the plan's price"),
     })
     .catchall(z.unknown())
     .prefault({}),

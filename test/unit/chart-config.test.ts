@@ -36,6 +36,8 @@ describe.skipIf(!helm)("chart values reach the operator's configuration", () => 
       "platform.defaultClusterIssuer=letsencrypt",
       "taskImages.python=registry.test/python:3",
       "taskImagePullPolicy=Always",
+      "billing.currency=EUR",
+      "billing.pricePerSecond.large=0.0001",
       "workers=7",
       "logLevel=debug",
       "metrics.port=9090",
@@ -53,6 +55,10 @@ describe.skipIf(!helm)("chart values reach the operator's configuration", () => 
     expect(platform.defaultIssuer).toEqual({ name: "letsencrypt", kind: "ClusterIssuer" });
     expect(cfg.controllers.scheduledTask.images.python).toBe("registry.test/python:3");
     expect(cfg.controllers.scheduledTask.imagePullPolicy).toBe("Always");
+    expect(cfg.controllers.taskExecution.billing).toEqual({
+      currency: "EUR",
+      pricePerSecond: { micro: "0.000004", small: "0.000008", medium: "0.000016", large: "0.0001" },
+    });
     expect(cfg.workers).toBe(7);
     expect(cfg.logLevel).toBe("debug");
     expect(cfg.httpPort).toBe(9090);

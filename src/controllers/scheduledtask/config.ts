@@ -1,4 +1,5 @@
 import type { TaskLanguage } from "../../api/v1alpha1/scheduledtask.ts";
+import { type BillingConfig, DEFAULT_BILLING, parseDecimal } from "../taskexecution/billing.ts";
 
 /** Operator settings the ScheduledTask controllers need (wired from the operator config). */
 export interface TaskControllerConfig {
@@ -19,6 +20,8 @@ export interface TaskControllerConfig {
   maxExecutionsPerTask: number;
   /** Most characters of console output kept per execution. */
   outputMaxChars: number;
+  /** Prices of billed seconds per plan. */
+  billing: BillingConfig;
 }
 
 /** Defaults: public images named by tag (override per installation in the chart values). */
@@ -41,6 +44,7 @@ export const DEFAULT_TASK_CONTROLLER_CONFIG: TaskControllerConfig = {
   // to ~100 × 64 KiB = 6.4 MiB per task in the worst case.
   maxExecutionsPerTask: 100,
   outputMaxChars: 65536,
+  billing: DEFAULT_BILLING,
 };
 
 /** The operator configuration's `controllers` section, as far as tasks are concerned. */
@@ -51,7 +55,12 @@ export interface TaskControllersSettings {
     startupAllowanceSeconds: number;
     jobTtlSecondsAfterFinished: number;
   };
-  taskExecution: { retentionDays: number; maxPerTask: number; outputMaxChars: number };
+  taskExecution: {
+    retentionDays: number;
+    maxPerTask: number;
+    outputMaxChars: number;
+    billing: { currency: string; pricePerSecond: Record<"micro" | "small" | "medium" | "large", string> };
+  };
 }
 
 /** Builds the controllers' config from the operator config (an empty image means the default). */
@@ -71,5 +80,22 @@ export function taskControllerConfigFrom(c: TaskControllersSettings): TaskContro
     executionRetentionDays: c.taskExecution.retentionDays,
     maxExecutionsPerTask: c.taskExecution.maxPerTask,
     outputMaxChars: c.taskExecution.outputMaxChars,
+    billing: billingFrom(c.taskExecution.billing),
   };
+}
+
+/** Prices from the config (keys in camelCase as flags and env give them); refuses a bad number. */
+function billingFrom(b: TaskControllersSettings["taskExecution"]["billing"]): BillingConfig {
+  const p = b.pricePerSecond;
+  const prices = { Micro: p.micro, Small: p.small, Medium: p.medium, Large: p.large };
+  for (const [plan, price] of Object.entries(prices)) {
+    try {
+      parseDecimal(price);
+    } catch (err) {
+      throw new Error(
+        `controllers.taskExecution.billing.pricePerSecond.${plan.toLowerCase()}: ${String(err)}`,
+      );
+    }
+  }
+  return { currency: b.currency, pricePerSecond: prices };
 }

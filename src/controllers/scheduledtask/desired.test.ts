@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { desiredCronJob, desiredManualJob, desiredScriptConfigMap } from "./desired.ts";
+import { RUNNER_SCRIPT } from "./runtimes.ts";
 import { makeTask, TEST_CONFIG } from "./testing.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: the test reads deep JSON
@@ -45,10 +46,25 @@ describe("desired children", () => {
     });
   });
 
-  it("runs the script under timeout -s KILL with the plan as requests = limits", () => {
+  it("runs the script in the runner under timeout -s KILL with the plan as requests = limits", () => {
     const c = podSpec(cj).containers[0];
     expect(c.image).toBe("img/python:1");
-    expect(c.command).toEqual(["timeout", "-s", "KILL", "30", "python3", "-u", "/task/script.py"]);
+    expect(c.command).toEqual([
+      "bash",
+      "-c",
+      RUNNER_SCRIPT,
+      "cronscale-runner",
+      "/dev/termination-log",
+      "30",
+      "",
+      "python3",
+      "-u",
+      "/task/script.py",
+    ]);
+    expect(cj.spec.jobTemplate.metadata.annotations).toMatchObject({
+      "cronscale.io/task-language": "Python",
+      "cronscale.io/task-plan": "Small",
+    });
     expect(c.resources).toEqual({
       requests: { cpu: "500m", memory: "512Mi" },
       limits: { cpu: "500m", memory: "512Mi" },
@@ -83,10 +99,10 @@ describe("desired children", () => {
       timeoutSeconds: 10,
     });
     const c = podSpec(desiredCronJob(go, go.spec, TEST_CONFIG) as Obj).containers[0];
-    expect(c.command.slice(0, 2)).toEqual(["sh", "-c"]);
-    expect(c.command[2]).toMatch(
-      /&& go build -o \/tmp\/task \/task\/main\.go && exec timeout -s KILL 10 \/tmp\/task$/,
-    );
+    expect(c.command.slice(0, 2)).toEqual(["bash", "-c"]);
+    expect(c.command.slice(5, 6)).toEqual(["10"]);
+    expect(c.command[6]).toMatch(/&& go build -o \/tmp\/task \/task\/main\.go$/);
+    expect(c.command.slice(7)).toEqual(["/tmp/task"]);
     expect(c.env).toContainEqual({ name: "GOCACHE", value: "/tmp/.cache/go-build" });
     expect(Object.keys((desiredScriptConfigMap(go, go.spec) as Obj).data)).toEqual(["main.go"]);
   });

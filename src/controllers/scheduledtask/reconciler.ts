@@ -24,7 +24,7 @@ import {
 } from "./desired.ts";
 import { childrenToPrune, controlledBy } from "./prune.ts";
 import { readList, readOne, readTask } from "./read.ts";
-import { computeStatus } from "./status.ts";
+import { computeStatus, monthUsage } from "./status.ts";
 import { validateTask } from "./validate.ts";
 
 const MAX_REQUEUE_MS = 3_600_000;
@@ -135,6 +135,7 @@ export class ScheduledTaskReconciler implements Reconciler {
       activeRunStart: activeStart ? new Date(activeStart) : undefined,
       nextRun,
       lastManualRunToken: token,
+      usage: monthUsage(retention.keep, now, this.config.billing.currency),
       now,
     });
     await applyStatusIfChanged(ctx.client, { apiVersion: API_VERSION, kind: "ScheduledTask" }, task, status);
@@ -178,7 +179,23 @@ export class ScheduledTaskReconciler implements Reconciler {
     invalid: { reason: string; message: string },
     ctx: ReconcileContext,
   ) {
-    const status = computeStatus({ task, invalid, executions: [], now: ctx.clock.now() });
+    // The runs that happened stay in status (last result, this month's usage) while refused.
+    const now = ctx.clock.now();
+    const executions = await readList<TaskExecution>(
+      ctx,
+      this.cached,
+      API_VERSION,
+      "TaskExecution",
+      task.metadata.namespace ?? "",
+      `${LABEL_TASK}=${task.metadata.name}`,
+    );
+    const status = computeStatus({
+      task,
+      invalid,
+      executions,
+      usage: monthUsage(executions, now, this.config.billing.currency),
+      now,
+    });
     if (
       await applyStatusIfChanged(ctx.client, { apiVersion: API_VERSION, kind: "ScheduledTask" }, task, status)
     ) {

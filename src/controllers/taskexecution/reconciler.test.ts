@@ -8,7 +8,12 @@ import { TaskExecutionReconciler } from "./reconciler.ts";
 
 const SECRET = "hunter2-very-secret";
 
-function seedRun(client: ReturnType<typeof makeCtx>["client"], exitCode: number, seconds: number) {
+function seedRun(
+  client: ReturnType<typeof makeCtx>["client"],
+  exitCode: number,
+  seconds: number,
+  message = "cronscale-runner/v1 run-ms=2403 compile-ms=\n",
+) {
   client.seed({
     apiVersion: "v1",
     kind: "Secret",
@@ -31,7 +36,13 @@ function seedRun(client: ReturnType<typeof makeCtx>["client"], exitCode: number,
     spec: {
       template: {
         metadata: {
-          annotations: { "cronscale.io/config-revision": "1", "cronscale.io/timeout-seconds": "30" },
+          // The revision that ran was Python on Small; the task is Bash on Micro by now.
+          annotations: {
+            "cronscale.io/config-revision": "1",
+            "cronscale.io/timeout-seconds": "30",
+            "cronscale.io/task-language": "Python",
+            "cronscale.io/task-plan": "Small",
+          },
         },
       },
     },
@@ -63,7 +74,7 @@ function seedRun(client: ReturnType<typeof makeCtx>["client"], exitCode: number,
       containerStatuses: [
         {
           name: "script",
-          state: { terminated: { exitCode, startedAt: "2026-01-01T00:00:01Z", finishedAt: end } },
+          state: { terminated: { exitCode, message, startedAt: "2026-01-01T00:00:01Z", finishedAt: end } },
         },
       ],
     },
@@ -99,12 +110,31 @@ describe("TaskExecutionReconciler", () => {
       result: "Failed",
       exitCode: 3,
       durationSeconds: 2,
+      language: "Python",
+      plan: "Small",
+      measuredBy: "Runner",
+      runMilliseconds: 2403,
+      billedSeconds: 2,
+      cost: "0.000016",
+      currency: "USD",
       output: "token is ****\nboom\n",
       outputTruncated: false,
       expiresAt: "2026-01-08T00:00:03Z",
     });
     expect(JSON.stringify(events.events)).not.toContain(SECRET);
     expect(events.withReason("ExecutionFailed")).toHaveLength(1);
+  });
+
+  it("bills by the container's times when the runner left no report", async () => {
+    const task = makeTask("hello", { language: "Bash", script: "true", plan: "Micro", timeoutSeconds: 30 });
+    const { ctx, client } = makeCtx([task]);
+    seedRun(client, 0, 3, "");
+    await new TaskExecutionReconciler(TEST_CONFIG, new MemoryPodLogReader()).reconcile(
+      { namespace: "ns", name: "hello" },
+      ctx,
+    );
+    const rec = client.all<TaskExecution>(API_VERSION, "TaskExecution")[0];
+    expect(rec?.spec).toMatchObject({ measuredBy: "ContainerTimes", billedSeconds: 3, cost: "0.000024" });
   });
 
   it("ignores Jobs that are still running or not the operator's", async () => {

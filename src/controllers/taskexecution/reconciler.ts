@@ -1,6 +1,9 @@
+import { TASK_PLANS } from "../../api/task-plans.ts";
 import { API_VERSION } from "../../api/v1alpha1/kind.ts";
 import {
   ANNOTATION_CONFIG_REVISION,
+  ANNOTATION_TASK_LANGUAGE,
+  ANNOTATION_TASK_PLAN,
   ANNOTATION_TIMEOUT_SECONDS,
   LABEL_MANAGED_BY,
   LABEL_RESULT,
@@ -9,7 +12,7 @@ import {
   MANAGED_BY,
 } from "../../api/v1alpha1/labels.ts";
 import { taskExecutionName } from "../../api/v1alpha1/names.ts";
-import type { ScheduledTask } from "../../api/v1alpha1/scheduledtask.ts";
+import { type ScheduledTask, TASK_LANGUAGES } from "../../api/v1alpha1/scheduledtask.ts";
 import type { TaskExecution, TaskExecutionSpec } from "../../api/v1alpha1/taskexecution.ts";
 import { registerSecretValue } from "../../log.ts";
 import { formatTime } from "../../runtime/conditions.ts";
@@ -24,6 +27,7 @@ import type {
 import type { TaskControllerConfig } from "../scheduledtask/config.ts";
 import { ownerRef, SCRIPT_CONTAINER } from "../scheduledtask/desired.ts";
 import { readList, readOne, readTask } from "../scheduledtask/read.ts";
+import { measureRun, parseRunnerReport, runCost } from "./billing.ts";
 import { classify } from "./classify.ts";
 import type { PodLogReader } from "./logs.ts";
 import { assembleOutput } from "./output.ts";
@@ -31,6 +35,10 @@ import { type JobLike, jobFacts, type PodLike, secretRefsOf } from "./pods.ts";
 import { planRetention } from "./retention.ts";
 
 const DAY_MS = 86_400_000;
+
+function oneOf<T extends string>(values: readonly T[], v: string | undefined): T | undefined {
+  return values.find((x) => x === v);
+}
 
 /**
  * Turns each finished Job of a task into one TaskExecution: reads the pod's status and log
@@ -105,8 +113,14 @@ export class TaskExecutionReconciler implements Reconciler {
       .at(-1);
     const ann = job.spec?.template?.metadata?.annotations ?? {};
     const timeoutSeconds = Number(ann[ANNOTATION_TIMEOUT_SECONDS] ?? task.spec.timeoutSeconds ?? 300);
+    // The revision that ran, not the task as it is now (it may have changed during the run);
+    // the task's own values only for Jobs made before these annotations existed.
+    const language = oneOf(TASK_LANGUAGES, ann[ANNOTATION_TASK_LANGUAGE]) ?? task.spec.language;
+    const plan = oneOf(TASK_PLANS, ann[ANNOTATION_TASK_PLAN]) ?? task.spec.plan;
     const facts = jobFacts(job, pod, SCRIPT_CONTAINER);
-    const c = classify({ ...facts, timeoutSeconds, plan: task.spec.plan });
+    const c = classify({ ...facts, timeoutSeconds, plan });
+    const t = facts.terminated;
+    const bill = measureRun(parseRunnerReport(t?.message), t?.startedAt, t?.finishedAt);
 
     const secrets = await this.secretValues(ctx, key.namespace, pod, task);
     let output = { text: "", truncated: false };
@@ -124,15 +138,21 @@ export class TaskExecutionReconciler implements Reconciler {
       taskName,
       trigger,
       jobName: key.name,
-      language: task.spec.language,
-      plan: task.spec.plan,
+      language,
+      plan,
       configRevision: ann[ANNOTATION_CONFIG_REVISION],
       scheduledTime:
         job.metadata.annotations?.["batch.kubernetes.io/cronjob-scheduled-timestamp"] ??
         job.metadata.creationTimestamp,
       startTime: c.startTime,
       completionTime: completion,
-      durationSeconds: c.durationSeconds,
+      durationSeconds: bill.measuredBy === "None" ? c.durationSeconds : bill.billedSeconds,
+      runMilliseconds: bill.runMilliseconds,
+      compileMilliseconds: bill.compileMilliseconds,
+      measuredBy: bill.measuredBy,
+      billedSeconds: bill.billedSeconds,
+      cost: runCost(this.config.billing, plan, bill.billedSeconds),
+      currency: this.config.billing.currency,
       result: c.result,
       exitCode: c.exitCode,
       reason: c.reason,
@@ -167,7 +187,7 @@ export class TaskExecutionReconciler implements Reconciler {
       { task: taskName, execution: name, result: c.result, exitCode: c.exitCode },
       "recorded execution",
     );
-    const note = `${name}: ${c.result}, ${c.message}, ${c.durationSeconds} s`;
+    const note = `${name}: ${c.result}, ${c.message}, ${spec.durationSeconds} s`;
     if (c.result === "Succeeded") await ctx.events.normal(task, "ExecutionSucceeded", "Run", note);
     else
       await ctx.events.warning(
