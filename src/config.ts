@@ -130,6 +130,31 @@ const ControllersSchema = z.object({
   scalePlatform: z.object({}).catchall(z.unknown()).prefault({}),
 });
 
+/** The execution archive (PostgreSQL): optional; without a DSN, TaskExecutions are the whole history. */
+const ArchiveSchema = z.object({
+  dsn: z
+    .string()
+    .default("")
+    .describe(
+      "PostgreSQL connection string of the execution archive; empty: no archive (chart: from a Secret)",
+    ),
+  window: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .default(10)
+    .describe("TaskExecutions kept per task when there is an archive (the recent window)"),
+  outputMaxChars: z.coerce
+    .number()
+    .int()
+    .min(65536)
+    .max(16_777_216)
+    .default(1_048_576)
+    .describe("Most characters of console output archived per run (stored gzip-compressed)"),
+  pruneIntervalSeconds: seconds(300, "How often runs older than the retention are deleted from the archive"),
+});
+
 /** The operator's whole configuration: one zod object with defaults. */
 export const ConfigSchema = z.object({
   kubeconfig: z
@@ -153,6 +178,7 @@ export const ConfigSchema = z.object({
   shutdownTimeoutSeconds: seconds(30, "Longest wait for in-flight reconciles on SIGTERM"),
   leaderElection: LeaderElectionSchema.prefault({}),
   controllers: ControllersSchema.prefault({}),
+  archive: ArchiveSchema.prefault({}),
 });
 
 /** The parsed configuration. */

@@ -1,6 +1,8 @@
 // The operator process: config → logger → client → manager (informers, controllers, leader
 // election, probes) → signals. Wiring only; behaviour lives in the controllers and the runtime.
 
+import { startArchiveMaintenance } from "./archive/maintenance.ts";
+import { PgExecutionArchive } from "./archive/store.ts";
 import { loadConfig } from "./config.ts";
 import {
   platformControllerConfigFrom,
@@ -36,20 +38,38 @@ export async function runOperator(argv: readonly string[], env: NodeJS.ProcessEn
       : false,
     shutdownTimeoutMs: cfg.shutdownTimeoutSeconds * 1000,
   });
+  const archive = cfg.archive.dsn ? new PgExecutionArchive(cfg.archive.dsn) : undefined;
+  const stopMaintenance = archive
+    ? startArchiveMaintenance(archive, {
+        retentionDays: cfg.controllers.taskExecution.retentionDays,
+        intervalMs: cfg.archive.pruneIntervalSeconds * 1000,
+        log,
+        isLeader: () => manager.isLeader(),
+      })
+    : undefined;
   registerScheduledTaskControllers(manager, {
-    config: taskControllerConfigFrom(cfg.controllers),
+    config: taskControllerConfigFrom({ ...cfg.controllers, archive: cfg.archive }),
     logs: new KubePodLogReader(kc),
     workers: cfg.workers,
+    archive,
   });
   registerScalePlatformControllers(manager, {
     config: platformControllerConfigFrom(cfg.controllers.scalePlatform),
     workers: cfg.workers,
   });
   log.info(
-    { namespace: cfg.namespace || "(all)", leaderElection: le.enabled, port: cfg.httpPort },
+    {
+      namespace: cfg.namespace || "(all)",
+      leaderElection: le.enabled,
+      port: cfg.httpPort,
+      archive: archive !== undefined,
+    },
     "starting operator",
   );
-  return manager.runUntilSignal();
+  const code = await manager.runUntilSignal();
+  stopMaintenance?.();
+  await archive?.close();
+  return code;
 }
 
 // Run when executed directly (node src/main.ts / node dist/main.js), not when imported.

@@ -9,6 +9,9 @@ export const CONDITION_READY = "Ready";
 /** Whether the last finished execution succeeded. */
 export const CONDITION_LAST_RUN_SUCCEEDED = "LastRunSucceeded";
 
+/** Whether every run older than the recent window is in the execution archive (when there is one). */
+export const CONDITION_ARCHIVED = "Archived";
+
 /** Reasons of ScheduledTask conditions. */
 export const TaskReason = {
   /** The CronJob is in place and follows the spec. */
@@ -33,6 +36,10 @@ export const TaskReason = {
   Failed: "Failed",
   /** The last execution timed out. */
   TimedOut: "TimedOut",
+  /** Runs beyond the recent window are in the execution archive. */
+  Archived: "Archived",
+  /** The execution archive cannot be reached: runs wait in etcd. */
+  ArchiveUnreachable: "ArchiveUnreachable",
 } as const;
 
 // --- ScalePlatform ---------------------------------------------------------------------------

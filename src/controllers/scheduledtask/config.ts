@@ -22,6 +22,10 @@ export interface TaskControllerConfig {
   outputMaxChars: number;
   /** Prices of billed seconds per plan. */
   billing: BillingConfig;
+  /** With an execution archive: TaskExecutions kept per task (the recent window). */
+  archiveWindow: number;
+  /** With an execution archive: most characters of console output archived per run. */
+  archiveOutputMaxChars: number;
 }
 
 /** Defaults: public images named by tag (override per installation in the chart values). */
@@ -45,6 +49,10 @@ export const DEFAULT_TASK_CONTROLLER_CONFIG: TaskControllerConfig = {
   maxExecutionsPerTask: 100,
   outputMaxChars: 65536,
   billing: DEFAULT_BILLING,
+  // `kubectl get texec` shows the last 10 runs of each task; everything else is in the archive.
+  archiveWindow: 10,
+  // 1 MiB of text, gzip-compressed in the archive (typically 5-20x smaller).
+  archiveOutputMaxChars: 1_048_576,
 };
 
 /** The operator configuration's `controllers` section, as far as tasks are concerned. */
@@ -61,6 +69,7 @@ export interface TaskControllersSettings {
     outputMaxChars: number;
     billing: { currency: string; pricePerSecond: Record<"micro" | "small" | "medium" | "large", string> };
   };
+  archive?: { window: number; outputMaxChars: number };
 }
 
 /** Builds the controllers' config from the operator config (an empty image means the default). */
@@ -81,6 +90,8 @@ export function taskControllerConfigFrom(c: TaskControllersSettings): TaskContro
     maxExecutionsPerTask: c.taskExecution.maxPerTask,
     outputMaxChars: c.taskExecution.outputMaxChars,
     billing: billingFrom(c.taskExecution.billing),
+    archiveWindow: c.archive?.window ?? d.archiveWindow,
+    archiveOutputMaxChars: c.archive?.outputMaxChars ?? d.archiveOutputMaxChars,
   };
 }
 

@@ -1,5 +1,6 @@
 import { API_VERSION } from "../../api/v1alpha1/kind.ts";
 import { LABEL_MANAGED_BY, LABEL_TASK, MANAGED_BY } from "../../api/v1alpha1/labels.ts";
+import type { ExecutionArchive } from "../../archive/store.ts";
 import type { Manager } from "../../runtime/manager.ts";
 import type { KubeObject, ObjectKey, ResourceType } from "../../runtime/types.ts";
 import type { PodLogReader } from "../taskexecution/logs.ts";
@@ -44,6 +45,8 @@ export interface RegisterOptions {
   logs: PodLogReader;
   /** Concurrent reconciles per controller. */
   workers?: number;
+  /** The execution archive, if the operator has one. */
+  archive?: ExecutionArchive;
 }
 
 /**
@@ -61,7 +64,7 @@ export function registerScheduledTaskControllers(manager: Manager, opts: Registe
       map: toTask,
       labelSelector: MANAGED,
     })),
-    reconciler: new ScheduledTaskReconciler(opts.config, cached),
+    reconciler: new ScheduledTaskReconciler(opts.config, cached, opts.archive),
     workers,
   });
   manager.addController({
@@ -73,7 +76,7 @@ export function registerScheduledTaskControllers(manager: Manager, opts: Registe
       map: toTask,
       labelSelector: MANAGED,
     })),
-    reconciler: new TaskExecutionReconciler(opts.config, opts.logs, cached),
+    reconciler: new TaskExecutionReconciler(opts.config, opts.logs, cached, opts.archive),
     workers,
   });
 }

@@ -3,6 +3,7 @@ import { API_VERSION } from "../../api/v1alpha1/kind.ts";
 import { ANNOTATION_RUN_NOW, LABEL_TASK } from "../../api/v1alpha1/labels.ts";
 import type { ScheduledTask, ScheduledTaskSpec } from "../../api/v1alpha1/scheduledtask.ts";
 import type { TaskExecution } from "../../api/v1alpha1/taskexecution.ts";
+import type { ExecutionArchive } from "../../archive/store.ts";
 import { nextRuns } from "../../cron/index.ts";
 import { applyStatusIfChanged, needsApply } from "../../runtime/apply.ts";
 import { isConflict } from "../../runtime/errors.ts";
@@ -13,7 +14,6 @@ import type {
   ReconcileResult,
   Reconciler,
 } from "../../runtime/types.ts";
-import { planRetention } from "../taskexecution/retention.ts";
 import type { TaskControllerConfig } from "./config.ts";
 import {
   configRevision,
@@ -22,6 +22,7 @@ import {
   desiredManualJob,
   desiredScriptConfigMap,
 } from "./desired.ts";
+import { planHistory } from "./history.ts";
 import { childrenToPrune, controlledBy } from "./prune.ts";
 import { readList, readOne, readTask } from "./read.ts";
 import { computeStatus, monthUsage } from "./status.ts";
@@ -45,9 +46,16 @@ export class ScheduledTaskReconciler implements Reconciler {
   private readonly cached: ReadonlySet<string>;
 
   /** `cached`: "apiVersion|kind" of the kinds the manager's informers watch. */
-  constructor(config: TaskControllerConfig, cached: ReadonlySet<string> = new Set()) {
+  private readonly archive?: ExecutionArchive;
+  /** `archive`: the execution archive, when the operator has one (TaskExecutions are then the recent window). */
+  constructor(
+    config: TaskControllerConfig,
+    cached: ReadonlySet<string> = new Set(),
+    archive?: ExecutionArchive,
+  ) {
     this.config = config;
     this.cached = cached;
+    this.archive = archive;
   }
 
   /** One pass for the task named by `key`. */
@@ -113,12 +121,17 @@ export class ScheduledTaskReconciler implements Reconciler {
       key.namespace,
       selector,
     );
-    const retention = planRetention(executions, now, this.config.maxExecutionsPerTask);
+    const retention = await planHistory(task, executions, now, this.config, this.archive);
+    if (retention.error)
+      ctx.log.warn({ task: key.name, err: String(retention.error) }, "execution archive unreachable");
     for (const e of retention.remove) {
       await ctx.client.delete(API_VERSION, "TaskExecution", key.namespace, e.metadata.name ?? "");
     }
     if (retention.remove.length > 0)
-      ctx.log.info({ task: key.name, deleted: retention.remove.length }, "deleted expired executions");
+      ctx.log.info(
+        { task: key.name, deleted: retention.remove.length },
+        "deleted executions beyond retention",
+      );
 
     const active = jobs
       .filter((j) => !jobFinished(j))
@@ -135,13 +148,15 @@ export class ScheduledTaskReconciler implements Reconciler {
       activeRunStart: activeStart ? new Date(activeStart) : undefined,
       nextRun,
       lastManualRunToken: token,
-      usage: monthUsage(retention.keep, now, this.config.billing.currency),
+      usage: retention.usage,
+      archived: retention.archived,
       now,
     });
     await applyStatusIfChanged(ctx.client, { apiVersion: API_VERSION, kind: "ScheduledTask" }, task, status);
 
     let requeue = MAX_REQUEUE_MS;
     if (nextRun) requeue = Math.min(requeue, nextRun.getTime() - now.getTime() + 1000);
+    if (retention.retryAfterMs) requeue = Math.min(requeue, retention.retryAfterMs);
     if (retention.nextExpiry)
       requeue = Math.min(requeue, retention.nextExpiry.getTime() - now.getTime() + 1000);
     // The CronJob appears in the cache shortly after the first apply: look again soon.
@@ -193,7 +208,8 @@ export class ScheduledTaskReconciler implements Reconciler {
       task,
       invalid,
       executions,
-      usage: monthUsage(executions, now, this.config.billing.currency),
+      // With an archive the usage is the archive's: keep the last figure while refused.
+      usage: this.archive ? task.status?.usage : monthUsage(executions, now, this.config.billing.currency),
       now,
     });
     if (

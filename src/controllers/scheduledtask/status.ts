@@ -1,5 +1,10 @@
 import { planResources } from "../../api/task-plans.ts";
-import { CONDITION_LAST_RUN_SUCCEEDED, CONDITION_READY, TaskReason } from "../../api/v1alpha1/conditions.ts";
+import {
+  CONDITION_ARCHIVED,
+  CONDITION_LAST_RUN_SUCCEEDED,
+  CONDITION_READY,
+  TaskReason,
+} from "../../api/v1alpha1/conditions.ts";
 import type {
   ScheduledTask,
   ScheduledTaskSpec,
@@ -33,6 +38,8 @@ export interface StatusInputs {
   lastManualRunToken?: string;
   /** This month's usage (from the archive, or monthUsage() of the executions). */
   usage?: ScheduledTaskStatus["usage"];
+  /** The Archived condition, when the operator has an execution archive. */
+  archived?: { status: "True" | "False"; reason: string; message: string };
   now: Date;
 }
 
@@ -174,6 +181,8 @@ export function computeStatus(input: StatusInputs): ScheduledTaskStatus {
     );
   }
 
+  if (input.archived)
+    conditions = setCondition(conditions, { type: CONDITION_ARCHIVED, ...input.archived }, gen, now);
   const cronStatus = (input.cronJob?.status ?? {}) as { lastScheduleTime?: string };
   const status: ScheduledTaskStatus = {
     phase: taskPhase(input),

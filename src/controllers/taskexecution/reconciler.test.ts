@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { API_VERSION } from "../../api/v1alpha1/kind.ts";
 import type { TaskExecution } from "../../api/v1alpha1/taskexecution.ts";
+import { MemoryExecutionArchive } from "../../archive/memory.ts";
 import type { KubeObject } from "../../runtime/types.ts";
 import { makeCtx, makeTask, TEST_CONFIG } from "../scheduledtask/testing.ts";
 import { MemoryPodLogReader } from "./logs.ts";
@@ -135,6 +136,24 @@ describe("TaskExecutionReconciler", () => {
     );
     const rec = client.all<TaskExecution>(API_VERSION, "TaskExecution")[0];
     expect(rec?.spec).toMatchObject({ measuredBy: "ContainerTimes", billedSeconds: 3, cost: "0.000024" });
+  });
+
+  it("archives the run with more output than etcd keeps, keyed by the run", async () => {
+    const task = makeTask("hello", { language: "Bash", script: "true", plan: "Micro", timeoutSeconds: 30 });
+    const { ctx, client } = makeCtx([task]);
+    seedRun(client, 0, 2);
+    const logs = new MemoryPodLogReader();
+    const big = `${"x".repeat(99)}\n`.repeat(2000); // 200,000 characters
+    logs.logs.set("ns/hello-29000000-abcde/script", big);
+    const archive = new MemoryExecutionArchive();
+    const r = new TaskExecutionReconciler(TEST_CONFIG, logs, new Set(), archive);
+    await r.reconcile({ namespace: "ns", name: "hello" }, ctx);
+    const stored = await archive.run("ns", "hello");
+    expect(stored).toMatchObject({ name: "hello-8232774399-29000000", taskUid: "uid-hello" });
+    expect(stored?.spec.output).toBe(big);
+    const rec = client.all<TaskExecution>(API_VERSION, "TaskExecution")[0];
+    expect(rec?.spec.output.length).toBeLessThan(65536 + 200);
+    expect(rec?.spec.outputTruncated).toBe(true);
   });
 
   it("ignores Jobs that are still running or not the operator's", async () => {

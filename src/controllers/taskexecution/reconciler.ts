@@ -14,6 +14,7 @@ import {
 import { taskExecutionName } from "../../api/v1alpha1/names.ts";
 import { type ScheduledTask, TASK_LANGUAGES } from "../../api/v1alpha1/scheduledtask.ts";
 import type { TaskExecution, TaskExecutionSpec } from "../../api/v1alpha1/taskexecution.ts";
+import type { ExecutionArchive } from "../../archive/store.ts";
 import { registerSecretValue } from "../../log.ts";
 import { formatTime } from "../../runtime/conditions.ts";
 import { isConflict, isNotFound } from "../../runtime/errors.ts";
@@ -26,6 +27,7 @@ import type {
 } from "../../runtime/types.ts";
 import type { TaskControllerConfig } from "../scheduledtask/config.ts";
 import { ownerRef, SCRIPT_CONTAINER } from "../scheduledtask/desired.ts";
+import { historyWindow } from "../scheduledtask/history.ts";
 import { readList, readOne, readTask } from "../scheduledtask/read.ts";
 import { measureRun, parseRunnerReport, runCost } from "./billing.ts";
 import { classify } from "./classify.ts";
@@ -51,10 +53,17 @@ export class TaskExecutionReconciler implements Reconciler {
   private readonly logs: PodLogReader;
   private readonly cached: ReadonlySet<string>;
 
-  constructor(config: TaskControllerConfig, logs: PodLogReader, cached: ReadonlySet<string> = new Set()) {
+  private readonly archive?: ExecutionArchive;
+  constructor(
+    config: TaskControllerConfig,
+    logs: PodLogReader,
+    cached: ReadonlySet<string> = new Set(),
+    archive?: ExecutionArchive,
+  ) {
     this.config = config;
     this.logs = logs;
     this.cached = cached;
+    this.archive = archive;
   }
 
   /** One pass for the task named by `key`: records every finished Job not yet recorded. */
@@ -79,9 +88,9 @@ export class TaskExecutionReconciler implements Reconciler {
       key.namespace,
       `${LABEL_TASK}=${key.name}`,
     );
-    const kept = planRetention(records, ctx.clock.now(), this.config.maxExecutionsPerTask).keep;
-    const floor =
-      kept.length >= this.config.maxExecutionsPerTask ? kept.at(-1)?.spec.completionTime : undefined;
+    const window = historyWindow(this.config, this.archive);
+    const kept = planRetention(records, ctx.clock.now(), window).keep;
+    const floor = kept.length >= window ? kept.at(-1)?.spec.completionTime : undefined;
     for (const job of jobs) {
       const facts = jobFacts(job);
       if (job.metadata.labels?.[LABEL_MANAGED_BY] !== MANAGED_BY || !facts.finished) continue;
@@ -123,9 +132,11 @@ export class TaskExecutionReconciler implements Reconciler {
     const bill = measureRun(parseRunnerReport(t?.message), t?.startedAt, t?.finishedAt);
 
     const secrets = await this.secretValues(ctx, key.namespace, pod, task);
+    // The archive keeps more output than etcd: read up to its cap, store etcd's cut of it.
+    const cap = this.archive ? this.config.archiveOutputMaxChars : this.config.outputMaxChars;
     let output = { text: "", truncated: false };
     if (pod && facts.terminated) {
-      output = await this.readOutput(key.namespace, pod.metadata.name ?? "", secrets).catch(
+      output = await this.readOutput(key.namespace, pod.metadata.name ?? "", secrets, cap).catch(
         (err: unknown) => {
           ctx.log.warn({ job: key.name, err: String(err) }, "cannot read pod log");
           return { text: "[cronscale: the pod's log could not be read]", truncated: false };
@@ -161,6 +172,18 @@ export class TaskExecutionReconciler implements Reconciler {
       outputTruncated: output.truncated,
       expiresAt: formatTime(new Date(Date.parse(completion) + this.config.executionRetentionDays * DAY_MS)),
     };
+    // Archive first (idempotent): a record that fails to reach the archive here is copied from
+    // etcd later by the task's reconcile, with etcd's shorter output.
+    if (this.archive) {
+      await this.archive
+        .insert([{ namespace: key.namespace, name, taskUid: task.metadata.uid ?? "", spec }])
+        .catch((err: unknown) =>
+          ctx.log.warn({ execution: name, err: String(err) }, "cannot archive execution yet"),
+        );
+    }
+    const etcdOutput = assembleOutput(output.text, undefined, this.config.outputMaxChars, []);
+    spec.output = etcdOutput.text;
+    spec.outputTruncated = output.truncated || etcdOutput.truncated;
     const record: KubeObject = {
       apiVersion: API_VERSION,
       kind: "TaskExecution",
@@ -198,11 +221,11 @@ export class TaskExecutionReconciler implements Reconciler {
       );
   }
 
-  private async readOutput(namespace: string, pod: string, secrets: string[]) {
-    const cap = this.config.outputMaxChars;
+  private async readOutput(namespace: string, pod: string, secrets: string[], cap: number) {
     const head = await this.logs.head(namespace, pod, SCRIPT_CONTAINER, cap + 1);
     if (Buffer.byteLength(head, "utf8") <= cap) return assembleOutput(head, undefined, cap, secrets);
-    const tail = await this.logs.tail(namespace, pod, SCRIPT_CONTAINER, 2000);
+    // Enough lines for the tail half of the cap at ~16 characters a line.
+    const tail = await this.logs.tail(namespace, pod, SCRIPT_CONTAINER, Math.max(2000, Math.ceil(cap / 32)));
     return assembleOutput(head, tail, cap, secrets);
   }
 
