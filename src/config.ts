@@ -153,6 +153,16 @@ const ArchiveSchema = z.object({
     .default(1_048_576)
     .describe("Most characters of console output archived per run (stored gzip-compressed)"),
   pruneIntervalSeconds: seconds(300, "How often runs older than the retention are deleted from the archive"),
+  httpHost: z.string().default("0.0.0.0").describe("Address of the history endpoint (with an archive)"),
+  httpPort: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(65535)
+    .default(8081)
+    .describe(
+      "Port of the history endpoint (history, logs, usage; callers' tokens authorized by the API server)",
+    ),
 });
 
 /** The operator's whole configuration: one zod object with defaults. */

@@ -1,6 +1,7 @@
 // The operator process: config → logger → client → manager (informers, controllers, leader
 // election, probes) → signals. Wiring only; behaviour lives in the controllers and the runtime.
 
+import { KubeAuthorizer, startHistoryServer } from "./archive/http.ts";
 import { startArchiveMaintenance } from "./archive/maintenance.ts";
 import { PgExecutionArchive } from "./archive/store.ts";
 import { loadConfig } from "./config.ts";
@@ -14,7 +15,9 @@ import {
 } from "./controllers/scheduledtask/index.ts";
 import { KubePodLogReader } from "./controllers/taskexecution/logs.ts";
 import { createLogger } from "./log.ts";
+import { RealKubeClient } from "./runtime/client.ts";
 import { createKubeManager, loadKubeConfig } from "./runtime/kube.ts";
+import { KubeTransport } from "./runtime/rest.ts";
 
 /** Starts the operator and resolves with the process exit code once it has stopped. */
 export async function runOperator(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
@@ -53,6 +56,12 @@ export async function runOperator(argv: readonly string[], env: NodeJS.ProcessEn
     workers: cfg.workers,
     archive,
   });
+  const history = archive
+    ? await startHistoryServer(
+        { host: cfg.archive.httpHost, port: cfg.archive.httpPort, log },
+        { archive, authorizer: new KubeAuthorizer(new RealKubeClient(KubeTransport.create(kc))) },
+      )
+    : undefined;
   registerScalePlatformControllers(manager, {
     config: platformControllerConfigFrom(cfg.controllers.scalePlatform),
     workers: cfg.workers,
@@ -68,6 +77,7 @@ export async function runOperator(argv: readonly string[], env: NodeJS.ProcessEn
   );
   const code = await manager.runUntilSignal();
   stopMaintenance?.();
+  history?.close();
   await archive?.close();
   return code;
 }
