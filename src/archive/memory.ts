@@ -10,8 +10,9 @@ const key = (r: { namespace: string; name: string; taskUid: string }) =>
 /** Runs and usage in maps; same contract as PgExecutionArchive. */
 export class MemoryExecutionArchive implements ExecutionArchive {
   readonly runs = new Map<string, ArchivedRun>();
-  /** Every run ever inserted (usage outlives pruning, as in the real archive). */
+  /** Every run ever counted (usage and its ledger outlive pruning, as in the real archive). */
   private readonly counted: ArchivedRun[] = [];
+  private readonly billed = new Set<string>();
   down = false;
 
   private check(): void {
@@ -24,7 +25,8 @@ export class MemoryExecutionArchive implements ExecutionArchive {
     for (const r of runs) {
       if (this.runs.has(key(r))) continue;
       this.runs.set(key(r), structuredClone(r));
-      this.counted.push(r);
+      if (!this.billed.has(key(r))) this.counted.push(r);
+      this.billed.add(key(r));
       n++;
     }
     return n;

@@ -39,10 +39,19 @@ export interface UsageMonthlyTable {
   cost: string;
 }
 
+/** The runs counted in the usage (by identity and month). */
+export interface BilledRunsTable {
+  namespace: string;
+  name: string;
+  task_uid: string;
+  month: Date;
+}
+
 /** The archive's tables as kysely sees them. */
 export interface ArchiveDatabase {
   cronscale_executions: ExecutionsTable;
   cronscale_usage_monthly: UsageMonthlyTable;
+  cronscale_billed_runs: BilledRunsTable;
 }
 
 const migrations: Record<string, Migration> = {
@@ -81,6 +90,17 @@ const migrations: Record<string, Migration> = {
           cost numeric(24, 9) not null,
           primary key (namespace, month, task_name, currency)
         )`.execute(db);
+      // Every run ever counted in the usage, kept beyond the runs' retention: a run that reaches
+      // the archive again after it was pruned (re-sent from etcd) is stored but not billed twice.
+      await sql`
+        create table cronscale_billed_runs (
+          namespace text not null,
+          name text not null,
+          task_uid text not null,
+          month date not null,
+          primary key (namespace, name, task_uid)
+        )`.execute(db);
+      await sql`create index cronscale_billed_runs_month on cronscale_billed_runs (month)`.execute(db);
     },
   },
 };

@@ -116,6 +116,9 @@ describe.skipIf(missing)("PgExecutionArchive", () => {
       ["b", 1, 2, "0.000008"],
     ]);
     expect(await archive.usage("ns", "2026-10")).toEqual([]);
+    // A pruned run sent again (from an etcd copy) is stored again, but not billed twice.
+    expect(await archive.insert([run("a", 1)])).toBe(1);
+    expect((await archive.usage("ns", "2026-11", "a"))[0]?.runs).toBe(3);
   });
 
   it("fails while the server is down and works again when it returns", async () => {

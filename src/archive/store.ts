@@ -114,7 +114,7 @@ export class PgExecutionArchive implements ExecutionArchive {
     await this.db.transaction().execute(async (tx) => {
       for (const r of runs) {
         const s = r.spec;
-        // One statement: the run, and its usage only when the run was new (idempotent).
+        // One statement: the run, and its usage only when the run was never counted before.
         const res = await sql<{ n: string }>`
           with ins as (
             insert into cronscale_executions
@@ -124,14 +124,18 @@ export class PgExecutionArchive implements ExecutionArchive {
                ${s.result}, ${s.billedSeconds ?? 0}, ${s.cost ?? "0"}, ${s.currency ?? ""},
                ${JSON.stringify(withoutOutput(s))}::jsonb, ${gz(s.output)})
             on conflict do nothing
-            returning namespace, task_name, completion_time, billed_seconds, cost, currency
+            returning namespace, name, task_uid, task_name, billed_seconds, cost, currency,
+                      date_trunc('month', completion_time at time zone 'UTC')::date as month
+          ), billed as (
+            insert into cronscale_billed_runs (namespace, name, task_uid, month)
+            select namespace, name, task_uid, month from ins
+            on conflict do nothing
+            returning namespace, name, task_uid
           ), usage as (
             insert into cronscale_usage_monthly
               (namespace, task_name, month, currency, runs, billed_seconds, cost)
-            select namespace, task_name,
-                   date_trunc('month', completion_time at time zone 'UTC')::date, currency,
-                   1, billed_seconds, cost
-            from ins
+            select ins.namespace, task_name, month, currency, 1, billed_seconds, cost
+            from ins join billed using (namespace, name, task_uid)
             on conflict (namespace, month, task_name, currency) do update set
               runs = cronscale_usage_monthly.runs + excluded.runs,
               billed_seconds = cronscale_usage_monthly.billed_seconds + excluded.billed_seconds,
@@ -161,6 +165,11 @@ export class PgExecutionArchive implements ExecutionArchive {
       .deleteFrom("cronscale_executions")
       .where("completion_time", "<", before)
       .executeTakeFirst();
+    // The billing ledger only has to outlive any copy of a run: kept 13 months.
+    await this.db
+      .deleteFrom("cronscale_billed_runs")
+      .where("month", "<", sql<Date>`(${before.toISOString()}::timestamptz - interval '13 months')::date`)
+      .execute();
     return Number(res.numDeletedRows);
   }
 

@@ -64,7 +64,10 @@ export async function planHistory(
   try {
     const names = live.map((e) => e.metadata.name ?? "");
     const have = await archive.archived(namespace, taskUid, names);
-    const missing = live.filter((e) => !have.has(e.metadata.name ?? ""));
+    // Expired records are past the archive's retention too: not sent (they are deleted below).
+    const missing = live.filter(
+      (e) => !have.has(e.metadata.name ?? "") && Date.parse(e.spec.expiresAt) > now.getTime(),
+    );
     // Records whose capture could not reach the archive: their etcd copy (output capped lower).
     await archive.insert(
       missing.map((e) => ({ namespace, name: e.metadata.name ?? "", taskUid, spec: e.spec })),
