@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { desiredCronJob, desiredManualJob, desiredScriptConfigMap } from "./desired.ts";
-import { RUNNER_SCRIPT } from "./runtimes.ts";
+import { PYTHON_STARTER, RUNNER_SCRIPT } from "./runtimes.ts";
 import { makeTask, TEST_CONFIG } from "./testing.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: the test reads deep JSON
@@ -55,10 +55,13 @@ describe("desired children", () => {
       RUNNER_SCRIPT,
       "cronscale-runner",
       "/dev/termination-log",
+      "/tmp/.cronscale-start",
       "30",
       "",
       "python3",
       "-u",
+      "-c",
+      PYTHON_STARTER,
       "/task/script.py",
     ]);
     expect(cj.spec.jobTemplate.metadata.annotations).toMatchObject({
@@ -100,9 +103,9 @@ describe("desired children", () => {
     });
     const c = podSpec(desiredCronJob(go, go.spec, TEST_CONFIG) as Obj).containers[0];
     expect(c.command.slice(0, 2)).toEqual(["bash", "-c"]);
-    expect(c.command.slice(5, 6)).toEqual(["10"]);
-    expect(c.command[6]).toMatch(/&& go build -o \/tmp\/task \/task\/main\.go$/);
-    expect(c.command.slice(7)).toEqual(["/tmp/task"]);
+    expect(c.command.slice(6, 7)).toEqual(["10"]);
+    expect(c.command[7]).toMatch(/&& go build -o \/tmp\/task \/task\/main\.go$/);
+    expect(c.command.slice(8)).toEqual(["/tmp/task"]);
     expect(c.env).toContainEqual({ name: "GOCACHE", value: "/tmp/.cache/go-build" });
     expect(Object.keys((desiredScriptConfigMap(go, go.spec) as Obj).data)).toEqual(["main.go"]);
   });

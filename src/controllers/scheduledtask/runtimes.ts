@@ -44,15 +44,22 @@ export const GO_CACHE_SEED = "/usr/local/go/cronscale-cache-seed";
 export const RUNNER_REPORT_TAG = "cronscale-runner/v1";
 
 /**
- * The runner, run as `bash -c RUNNER_SCRIPT cronscale-runner <report> <timeout> <build> <argv...>`.
+ * The runner, run as
+ * `bash -c RUNNER_SCRIPT cronscale-runner <report> <start> <timeout> <build> <argv...>`.
  * `<report>` is the file the report goes to (the termination message, TERMINATION_LOG).
+ * `<start>` is a file an interpreter may write its own start to (Unix microseconds) once it is
+ * initialised and about to run the user's code (Python does, see PYTHON_STARTER): the run is then
+ * timed from there, so the interpreter's start-up, slow on a small CPU share, is not billed. It
+ * is believed only within 2 s after the runner started the script (a script writing it itself can
+ * shave at most that off, and the container timestamps bound the rest: billing.ts).
  * `<build>` is a shell command run (and timed) before the script, or empty. Exit status: the
  * build's when it fails, else the script's (137 when killed at the timeout). Report, one line:
  * `cronscale-runner/v1 run-ms=<ms> compile-ms=<ms>` (run-ms empty when the script never started).
  */
 // biome-ignore-start lint/suspicious/noTemplateCurlyInString: bash parameter expansions, not JS
 export const RUNNER_SCRIPT = [
-  "out=$1 limit=$2 build=$3; shift 3",
+  "out=$1 start=$2 limit=$3 build=$4; shift 4",
+  'rm -f "$start"',
   `report() { printf '${RUNNER_REPORT_TAG} run-ms=%s compile-ms=%s\\n' "$1" "$2" >"$out" 2>/dev/null; }`,
   'compile=""',
   'if [ -n "$build" ]; then',
@@ -69,6 +76,7 @@ export const RUNNER_SCRIPT = [
   // (stderr of wait: bash would print "Killed" into the output when the timeout kills the script)
   'while :; do wait "$pid" 2>/dev/null; rc=$?; kill -0 "$pid" 2>/dev/null || break; done',
   "s1=${EPOCHREALTIME//[!0-9]/}",
+  'if { read -r t <"$start"; } 2>/dev/null && [[ $t =~ ^[0-9]+$ ]] && ((t >= s0 && t <= s0 + 2000000)); then s0=$t; fi',
   'report "$(( (s1 - s0 + 500) / 1000 ))" "$compile"',
   'exit "$rc"',
 ].join("\n");
@@ -76,6 +84,21 @@ export const RUNNER_SCRIPT = [
 
 /** The kubelet's default terminationMessagePath (the pod spec leaves it so). */
 export const TERMINATION_LOG = "/dev/termination-log";
+
+/** Where an interpreter writes the moment it starts the user's code (see RUNNER_SCRIPT). */
+export const START_FILE = "/tmp/.cronscale-start";
+
+/**
+ * Python's entry: note the start, then run the script file as `__main__` (own globals, its
+ * `__file__`, `sys.argv[0]` its path). A traceback shows one extra frame (`<string>`) above the
+ * script's own.
+ */
+export const PYTHON_STARTER = [
+  "import sys, time",
+  `open(${JSON.stringify(START_FILE)}, "w").write(str(time.time_ns() // 1000))`,
+  "p = sys.argv[1]; sys.argv = sys.argv[1:]",
+  'exec(compile(open(p, "rb").read(), p, "exec"), {"__name__": "__main__", "__file__": p, "__builtins__": __builtins__})',
+].join("\n");
 
 /** The container command: the runner around `argv`, after an optional timed `build` step. */
 export function runner(timeoutSeconds: number, build: string, argv: string[]): string[] {
@@ -85,6 +108,7 @@ export function runner(timeoutSeconds: number, build: string, argv: string[]): s
     RUNNER_SCRIPT,
     "cronscale-runner",
     TERMINATION_LOG,
+    START_FILE,
     String(timeoutSeconds),
     build,
     ...argv,
@@ -102,7 +126,7 @@ export const LANGUAGE_RUNTIMES: Record<TaskLanguage, LanguageRuntime> = {
   Python: {
     file: "script.py",
     // -u: unbuffered, so output written just before a kill or a crash is not lost.
-    command: (t) => runner(t, "", ["python3", "-u", `${SCRIPT_DIR}/script.py`]),
+    command: (t) => runner(t, "", ["python3", "-u", "-c", PYTHON_STARTER, `${SCRIPT_DIR}/script.py`]),
     env: [
       { name: "PYTHONDONTWRITEBYTECODE", value: "1" },
       { name: "PYTHONUNBUFFERED", value: "1" },
