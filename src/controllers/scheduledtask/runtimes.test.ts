@@ -67,7 +67,8 @@ describe("runner", () => {
           "",
           "bash",
           "-c",
-          `sleep 0.5; t=\${EPOCHREALTIME//[!0-9]/}; echo $t > ${startFile(report)}; sleep 0.3`,
+          // printf without a newline, as a plain write() leaves it.
+          `sleep 0.5; t=\${EPOCHREALTIME//[!0-9]/}; printf %s $t > ${startFile(report)}; sleep 0.3`,
         ],
         (err) => resolve(err ? Number(err.code) : 0),
       ),
