@@ -110,6 +110,22 @@ describe("desired children", () => {
     expect(Object.keys((desiredScriptConfigMap(go, go.spec) as Obj).data)).toEqual(["main.go"]);
   });
 
+  it("ships Bun's start-mark preload next to the script and preloads it", () => {
+    const bun = makeTask("b", { language: "Bun", script: "console.log(1)", plan: "Micro" });
+    expect(Object.keys((desiredScriptConfigMap(bun, bun.spec) as Obj).data)).toEqual([
+      "script.ts",
+      "cronscale-start.ts",
+    ]);
+    const c = podSpec(desiredCronJob(bun, bun.spec, TEST_CONFIG) as Obj).containers[0];
+    expect(c.command.slice(8)).toEqual([
+      "bun",
+      "run",
+      "--preload",
+      "/task/cronscale-start.ts",
+      "/task/script.ts",
+    ]);
+  });
+
   it("makes run-now Jobs from the same template, labelled Manual, named by the token", () => {
     const job = desiredManualJob(task, task.spec, TEST_CONFIG, "abc") as Obj;
     expect(job.metadata.name).toMatch(/^nightly-m-[0-9a-f]{8}$/);

@@ -83,7 +83,10 @@ export function desiredScriptConfigMap(task: ScheduledTask, spec: ScheduledTaskS
     kind: "ConfigMap",
     metadata: meta(task, name),
     immutable: true,
-    data: { [LANGUAGE_RUNTIMES[spec.language].file]: spec.script },
+    data: {
+      [LANGUAGE_RUNTIMES[spec.language].file]: spec.script,
+      ...LANGUAGE_RUNTIMES[spec.language].extraFiles,
+    },
   };
 }
 

@@ -31,6 +31,8 @@ export interface LanguageRuntime {
   env: { name: string; value: string }[];
   /** Start-up seconds this language needs beyond the configured allowance (Go compiles first). */
   extraStartupSeconds: number;
+  /** Files besides the script in the script's ConfigMap (file name → content). */
+  extraFiles?: Record<string, string>;
 }
 
 /**
@@ -102,6 +104,14 @@ export const PYTHON_STARTER = [
   'exec(compile(open(p, "rb").read(), p, "exec"), {"__name__": "__main__", "__file__": p, "__builtins__": __builtins__})',
 ].join("\n");
 
+/** Bun's preload (a file next to the script): notes the start, as PYTHON_STARTER does. */
+export const BUN_STARTER_FILE = "cronscale-start.ts";
+export const BUN_STARTER = [
+  'import { writeFileSync } from "node:fs";',
+  `writeFileSync(${JSON.stringify(START_FILE)}, \`\${Date.now()}000\\n\`);`,
+  "",
+].join("\n");
+
 /** The container command: the runner around `argv`, after an optional timed `build` step. */
 export function runner(timeoutSeconds: number, build: string, argv: string[]): string[] {
   return [
@@ -158,7 +168,16 @@ export const LANGUAGE_RUNTIMES: Record<TaskLanguage, LanguageRuntime> = {
   },
   Bun: {
     file: "script.ts",
-    command: (t) => runner(t, "", ["bun", "run", `${SCRIPT_DIR}/script.ts`]),
+    // The preload notes the start once Bun is up, right before the script's module runs.
+    command: (t) =>
+      runner(t, "", [
+        "bun",
+        "run",
+        "--preload",
+        `${SCRIPT_DIR}/${BUN_STARTER_FILE}`,
+        `${SCRIPT_DIR}/script.ts`,
+      ]),
+    extraFiles: { [BUN_STARTER_FILE]: BUN_STARTER },
     env: [
       { name: "BUN_RUNTIME_TRANSPILER_CACHE_PATH", value: "0" },
       { name: "BUN_INSTALL_CACHE_DIR", value: `${WORK_DIR}/.bun-cache` },
