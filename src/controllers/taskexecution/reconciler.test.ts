@@ -156,6 +156,24 @@ describe("TaskExecutionReconciler", () => {
     expect(rec?.spec.outputTruncated).toBe(true);
   });
 
+  it("does not capture again a run the archive has after its record left etcd", async () => {
+    const task = makeTask("hello", { language: "Bash", script: "true", plan: "Micro", timeoutSeconds: 30 });
+    const { ctx, client } = makeCtx([task]);
+    seedRun(client, 0, 2);
+    const archive = new MemoryExecutionArchive();
+    const r = new TaskExecutionReconciler(TEST_CONFIG, new MemoryPodLogReader(), new Set(), archive);
+    await r.reconcile({ namespace: "ns", name: "hello" }, ctx);
+    // The window moved on: the record is deleted from etcd while the Job still lingers.
+    await client.delete(API_VERSION, "TaskExecution", "ns", "hello-8232774399-29000000");
+    client.clearWrites();
+    await r.reconcile({ namespace: "ns", name: "hello" }, ctx);
+    expect(client.writes).toEqual([]);
+    // Without an answer from the archive it is captured (the archive's insert is idempotent).
+    archive.down = true;
+    await r.reconcile({ namespace: "ns", name: "hello" }, ctx);
+    expect(client.all<TaskExecution>(API_VERSION, "TaskExecution")).toHaveLength(1);
+  });
+
   it("ignores Jobs that are still running or not the operator's", async () => {
     const { ctx, client } = makeCtx([makeTask("hello", { language: "Bash", script: "true", plan: "Micro" })]);
     client.seed({

@@ -91,13 +91,39 @@ export class TaskExecutionReconciler implements Reconciler {
     const window = historyWindow(this.config, this.archive);
     const kept = planRetention(records, ctx.clock.now(), window).keep;
     const floor = kept.length >= window ? kept.at(-1)?.spec.completionTime : undefined;
-    for (const job of jobs) {
+    const recorded = new Set(records.map((r) => r.metadata.name ?? ""));
+    const todo = jobs.filter((job) => {
       const facts = jobFacts(job);
-      if (job.metadata.labels?.[LABEL_MANAGED_BY] !== MANAGED_BY || !facts.finished) continue;
-      if (floor && (facts.jobCompletionTime ?? "") < floor) continue;
+      if (job.metadata.labels?.[LABEL_MANAGED_BY] !== MANAGED_BY || !facts.finished) return false;
+      if (floor && (facts.jobCompletionTime ?? "") < floor) return false;
+      return !recorded.has(this.recordName(task, job));
+    });
+    // A Job outlives its record beyond the window (until its TTL or the CronJob's history limit
+    // removes it): a run the archive has is recorded, not captured again. Without an answer from
+    // the archive the capture goes on; the archive's insert is idempotent.
+    const archived =
+      this.archive && todo.length > 0
+        ? await this.archive
+            .archived(
+              key.namespace,
+              task.metadata.uid ?? "",
+              todo.map((j) => this.recordName(task, j)),
+            )
+            .catch(() => new Set<string>())
+        : new Set<string>();
+    for (const job of todo) {
+      if (archived.has(this.recordName(task, job))) continue;
       await this.capture(task, job, ctx);
     }
     return {};
+  }
+
+  private recordName(task: ScheduledTask, job: JobLike): string {
+    return taskExecutionName(
+      task.metadata.name ?? "",
+      job.metadata.name ?? "",
+      new Date(job.metadata.creationTimestamp ?? 0),
+    );
   }
 
   /** Records one finished Job (no-op when its record exists). */

@@ -1,6 +1,7 @@
 import type { AddressInfo } from "node:net";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { taskManualJobName } from "../../../src/api/v1alpha1/names.ts";
 import { KubeAuthorizer, startHistoryServer } from "../../../src/archive/http.ts";
 import { startArchiveMaintenance } from "../../../src/archive/maintenance.ts";
 import { PgExecutionArchive } from "../../../src/archive/store.ts";
@@ -61,11 +62,21 @@ describe.skipIf(missing)("execution archive", () => {
       script: 'echo "run at $(date +%s%N)"\n',
     });
     await waitTask(ns.name, TASK, (t) => t.status?.phase === "Running", "Running");
-    for (const token of ["1", "2", "3", "4"]) await run(token);
-    await waitFor(async () => ((await archived()) === 4 ? true : undefined), {
-      timeoutMs: 180_000,
-      what: "4 archived",
-    });
+    const job = (token: string) => taskManualJobName(TASK, token);
+    const inArchive = async () =>
+      new Set(
+        (await archive.history({ namespace: ns.name, taskName: TASK, limit: 100 })).map(
+          (r) => r.spec.jobName,
+        ),
+      );
+    const inEtcd = async () => new Set((await executions(ns.name, TASK)).map((e) => e.spec.jobName));
+    for (const token of ["1", "2", "3", "4"]) {
+      await run(token);
+      await waitFor(async () => ((await inArchive()).has(job(token)) ? true : undefined), {
+        timeoutMs: 120_000,
+        what: `run ${token} archived`,
+      });
+    }
     await waitFor(async () => ((await executions(ns.name, TASK)).length === WINDOW ? true : undefined), {
       timeoutMs: 60_000,
       what: `the window of ${WINDOW}`,
@@ -75,11 +86,14 @@ describe.skipIf(missing)("execution archive", () => {
 
     // Outage: new runs stay in etcd beyond the window, and the condition says why.
     await pg.stop();
-    for (const token of ["5", "6"]) await run(token);
-    await waitFor(async () => ((await executions(ns.name, TASK)).length === WINDOW + 2 ? true : undefined), {
-      timeoutMs: 180_000,
-      what: "two records waiting in etcd",
-    });
+    for (const token of ["5", "6"]) {
+      await run(token);
+      await waitFor(async () => ((await inEtcd()).has(job(token)) ? true : undefined), {
+        timeoutMs: 120_000,
+        what: `run ${token} recorded in etcd`,
+      });
+    }
+    expect((await executions(ns.name, TASK)).length).toBe(WINDOW + 2);
     await waitTask(
       ns.name,
       TASK,
@@ -89,13 +103,18 @@ describe.skipIf(missing)("execution archive", () => {
       "Archived=False",
       60_000,
     );
-    // Back: everything lands, once.
+    // Back: everything lands, once, and the window shrinks again.
     await pg.start();
-    await waitFor(async () => ((await executions(ns.name, TASK)).length === WINDOW ? true : undefined), {
+    await waitFor(async () => ((await inArchive()).size === 6 ? true : undefined), {
       timeoutMs: 120_000,
+      what: "all 6 runs archived",
+    });
+    await waitFor(async () => ((await executions(ns.name, TASK)).length === WINDOW ? true : undefined), {
+      timeoutMs: 60_000,
       what: "the window again",
     });
-    expect(await archived()).toBe(6);
+    expect([...(await inArchive())].sort()).toEqual(["1", "2", "3", "4", "5", "6"].map(job).sort());
+    expect([...(await inEtcd())].sort()).toEqual([job("5"), job("6")].sort());
     const usage = await archive.usage(ns.name, new Date().toISOString().slice(0, 7), TASK);
     expect(usage[0]?.runs).toBe(6);
     const back = await waitTask(ns.name, TASK, (x) => x.status?.usage?.runs === 6, "usage of 6 runs");
