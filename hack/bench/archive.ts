@@ -106,10 +106,10 @@ console.log(
 );
 console.log(`queries:             ${queries.join(", ")}`);
 console.log(
-  `re-insert after prune: ${again} new (pruned runs come back only if re-sent); usage of task-0: ${usage[0]?.runs} runs`,
+  `re-sent after prune:  ${again} runs stored again; task-0 still billed ${usage[0]?.runs} runs (once each)`,
 );
 console.log(
-  `process RSS (peak):  ${(Math.max(peakRss, process.memoryUsage().rss) / 1024 / 1024).toFixed(0)} MiB`,
+  `this process's RSS (peak):  ${(Math.max(peakRss, process.memoryUsage().rss) / 1024 / 1024).toFixed(0)} MiB`,
 );
 
 await archive.close();
