@@ -4,7 +4,8 @@
 #  - otherwise: start the local cluster "$CLUSTER_NAME" (hack/cluster/up.sh) with the ADDONS a
 #    ScalePlatform needs (default "platform": DNS, Traefik, cert-manager, metrics, custom metrics,
 #    storage; `ADDONS= make run` for tasks only), load the task runtime, PostgreSQL and webapp
-#    images into its node, and stop it all again on Ctrl-C.
+#    images into its node, start the execution archive's PostgreSQL (the chart's, in
+#    cronscale-system), and stop it all again on Ctrl-C.
 # The operator runs as a host process (node src/main.ts) for a fast edit loop; its log goes to
 # the terminal. Ctrl-C stops the operator, then the local cluster if this script started it.
 set -euo pipefail
@@ -73,6 +74,22 @@ else
     "CRONSCALE_CONTROLLERS__SCALE_PLATFORM__HEALTH_CHECK__TARGET=pod"
     "CRONSCALE_CONTROLLERS__SCALE_PLATFORM__LIVENESS_PATH=/livez"
   )
+  # The execution archive: the chart's PostgreSQL (project image, emptyDir: the cluster is
+  # throwaway), reached at its pod IP like the platforms' health checks.
+  archive_ns=cronscale-system
+  if ! KUBECONFIG="$kubeconfig" kubectl -n "$archive_ns" get statefulset cronscale-archive >/dev/null 2>&1; then
+    echo "starting the execution archive's PostgreSQL"
+    KUBECONFIG="$kubeconfig" kubectl create namespace "$archive_ns" --dry-run=client -o yaml |
+      KUBECONFIG="$kubeconfig" kubectl apply -f - >/dev/null
+    "$(hack/cluster/build.sh helm)/helm" template cronscale charts/cronscale --namespace "$archive_ns" \
+      --show-only templates/archive-postgres.yaml --set archive.postgres.image="$database_ref" \
+      --set archive.postgres.imagePullPolicy=Never --set archive.postgres.persistence.enabled=false |
+      KUBECONFIG="$kubeconfig" kubectl apply -f - >/dev/null
+  fi
+  KUBECONFIG="$kubeconfig" kubectl -n "$archive_ns" rollout status statefulset/cronscale-archive --timeout=180s >/dev/null
+  archive_ip=$(KUBECONFIG="$kubeconfig" kubectl -n "$archive_ns" get pod cronscale-archive-0 -o jsonpath='{.status.podIP}')
+  archive_password=$(KUBECONFIG="$kubeconfig" kubectl -n "$archive_ns" get secret cronscale-archive -o jsonpath='{.data.password}' | base64 -d)
+  operator_env+=("CRONSCALE_ARCHIVE__DSN=postgres://cronscale:$archive_password@$archive_ip:5432/cronscale")
 fi
 export KUBECONFIG="$kubeconfig"
 
@@ -96,6 +113,7 @@ cat <<MSG
     kubectl get stask,splat
     kubectl get texec -l cronscale.io/task=hello-bash      # one record per run, every minute
     kubectl describe texec -l cronscale.io/task=hello-bash  # console output of each run
+    kubectl get stask hello-bash -o jsonpath='{.status.usage}'  # this month's runs, billed seconds, cost
     curl -s localhost:${CRONSCALE_HTTP_PORT:-18080}/metrics | grep controller_runtime
 
 MSG

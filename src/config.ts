@@ -11,6 +11,9 @@ const boolish = z.preprocess((v) => {
   return v;
 }, z.boolean());
 
+/** A price: a decimal with at most 9 decimals. */
+const DECIMAL = /^\d+(\.\d{1,9})?$/;
+
 const seconds = (def: number, what: string) => z.coerce.number().positive().default(def).describe(what);
 
 /** Leader election settings. */
@@ -87,10 +90,80 @@ const ControllersSchema = z.object({
         .max(65536)
         .default(65536)
         .describe("Most characters of console output kept per execution (the CRD allows at most 65536)"),
+      billing: z
+        .object({
+          currency: z
+            .string()
+            .regex(/^[A-Z]{3}$/)
+            .default("USD")
+            .describe("ISO 4217 currency of the prices"),
+          pricePerSecond: z
+            .object({
+              micro: z
+                .string()
+                .regex(DECIMAL)
+                .default("0.000004")
+                .describe("Price of a billed second on the Micro plan"),
+              small: z
+                .string()
+                .regex(DECIMAL)
+                .default("0.000008")
+                .describe("Price of a billed second on the Small plan"),
+              medium: z
+                .string()
+                .regex(DECIMAL)
+                .default("0.000016")
+                .describe("Price of a billed second on the Medium plan"),
+              large: z
+                .string()
+                .regex(DECIMAL)
+                .default("0.000032")
+                .describe("Price of a billed second on the Large plan"),
+            })
+            .prefault({})
+            .describe("Price of one billed second per task plan (decimal, at most 9 decimals)"),
+        })
+        .prefault({})
+        .describe("Billing of task runs: billed seconds × the plan's price"),
     })
     .catchall(z.unknown())
     .prefault({}),
   scalePlatform: z.object({}).catchall(z.unknown()).prefault({}),
+});
+
+/** The execution archive (PostgreSQL): optional; without a DSN, TaskExecutions are the whole history. */
+const ArchiveSchema = z.object({
+  dsn: z
+    .string()
+    .default("")
+    .describe(
+      "PostgreSQL connection string of the execution archive; empty: no archive (chart: from a Secret)",
+    ),
+  window: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .default(10)
+    .describe("TaskExecutions kept per task when there is an archive (the recent window)"),
+  outputMaxChars: z.coerce
+    .number()
+    .int()
+    .min(65536)
+    .max(16_777_216)
+    .default(1_048_576)
+    .describe("Most characters of console output archived per run (stored gzip-compressed)"),
+  pruneIntervalSeconds: seconds(300, "How often runs older than the retention are deleted from the archive"),
+  httpHost: z.string().default("0.0.0.0").describe("Address of the history endpoint (with an archive)"),
+  httpPort: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(65535)
+    .default(8081)
+    .describe(
+      "Port of the history endpoint (history, logs, usage; callers' tokens authorized by the API server)",
+    ),
 });
 
 /** The operator's whole configuration: one zod object with defaults. */
@@ -117,6 +190,7 @@ export const ConfigSchema = z.object({
   leaderElection: LeaderElectionSchema.prefault({}),
   controllers: ControllersSchema.prefault({}),
   notifications: NotificationsConfigSchema,
+  archive: ArchiveSchema.prefault({}),
 });
 
 /** The parsed configuration. */

@@ -1,6 +1,9 @@
 // The operator process: config → logger → client → manager (informers, controllers, leader
 // election, probes) → signals. Wiring only; behaviour lives in the controllers and the runtime.
 
+import { KubeAuthorizer, startHistoryServer } from "./archive/http.ts";
+import { startArchiveMaintenance } from "./archive/maintenance.ts";
+import { PgExecutionArchive } from "./archive/store.ts";
 import { loadConfig } from "./config.ts";
 import {
   platformControllerConfigFrom,
@@ -13,7 +16,9 @@ import {
 import { KubePodLogReader } from "./controllers/taskexecution/logs.ts";
 import { createLogger, SecretRegistry } from "./log.ts";
 import { registerNotificationControllers } from "./notify/index.ts";
+import { RealKubeClient } from "./runtime/client.ts";
 import { createKubeManager, loadKubeConfig } from "./runtime/kube.ts";
+import { KubeTransport } from "./runtime/rest.ts";
 
 /** Starts the operator and resolves with the process exit code once it has stopped. */
 export async function runOperator(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
@@ -38,12 +43,28 @@ export async function runOperator(argv: readonly string[], env: NodeJS.ProcessEn
       : false,
     shutdownTimeoutMs: cfg.shutdownTimeoutSeconds * 1000,
   });
+  const archive = cfg.archive.dsn ? new PgExecutionArchive(cfg.archive.dsn) : undefined;
+  const stopMaintenance = archive
+    ? startArchiveMaintenance(archive, {
+        retentionDays: cfg.controllers.taskExecution.retentionDays,
+        intervalMs: cfg.archive.pruneIntervalSeconds * 1000,
+        log,
+        isLeader: () => manager.isLeader(),
+      })
+    : undefined;
   registerScheduledTaskControllers(manager, {
-    config: taskControllerConfigFrom(cfg.controllers),
+    config: taskControllerConfigFrom({ ...cfg.controllers, archive: cfg.archive }),
     logs: new KubePodLogReader(kc),
     workers: cfg.workers,
     secrets,
+    archive,
   });
+  const history = archive
+    ? await startHistoryServer(
+        { host: cfg.archive.httpHost, port: cfg.archive.httpPort, log },
+        { archive, authorizer: new KubeAuthorizer(new RealKubeClient(KubeTransport.create(kc))) },
+      )
+    : undefined;
   registerScalePlatformControllers(manager, {
     config: platformControllerConfigFrom(cfg.controllers.scalePlatform),
     workers: cfg.workers,
@@ -53,10 +74,19 @@ export async function runOperator(argv: readonly string[], env: NodeJS.ProcessEn
     workers: cfg.workers,
   });
   log.info(
-    { namespace: cfg.namespace || "(all)", leaderElection: le.enabled, port: cfg.httpPort },
+    {
+      namespace: cfg.namespace || "(all)",
+      leaderElection: le.enabled,
+      port: cfg.httpPort,
+      archive: archive !== undefined,
+    },
     "starting operator",
   );
-  return manager.runUntilSignal();
+  const code = await manager.runUntilSignal();
+  stopMaintenance?.();
+  history?.close();
+  await archive?.close();
+  return code;
 }
 
 // Run when executed directly (node src/main.ts / node dist/main.js), not when imported.

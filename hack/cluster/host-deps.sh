@@ -16,6 +16,7 @@ declare -A probe=(
   [openssl]=/usr/bin/openssl
   [conntrack]=/usr/sbin/conntrack
   [procps]=/usr/bin/pgrep
+  [postgresql-15]=/usr/lib/postgresql/15/bin/postgres
 )
 
 missing=()

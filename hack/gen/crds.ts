@@ -35,7 +35,7 @@ export function findHelm(): string | undefined {
   return cached && existsSync(cached) ? cached : undefined;
 }
 
-/** install.yaml content: the chart rendered with its defaults plus its own Namespace. */
+/** install.yaml content: the chart rendered with its defaults (but no archive) plus its own Namespace. */
 export function renderInstall(helm: string): string {
   const out = execFileSync(
     helm,
@@ -48,6 +48,10 @@ export function renderInstall(helm: string): string {
       "--include-crds",
       "--set",
       "namespace.create=true",
+      // A static manifest cannot generate a password per install: the archive's PostgreSQL comes
+      // with the chart (or archive.existingSecret); install.yaml runs without an archive.
+      "--set",
+      "archive.postgres.enabled=false",
     ],
     { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] },
   );

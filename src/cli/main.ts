@@ -1,3 +1,4 @@
+import { archiveCommand } from "./history.ts";
 import { type CliIO, nextRunsCommand } from "./next-runs.ts";
 
 // `cronscale <command> ...`: the package's bin. Each subcommand is a function from argv and IO
@@ -7,6 +8,18 @@ type Command = (argv: string[], io: CliIO) => number | Promise<number>;
 
 const COMMANDS: Record<string, { run: Command; summary: string }> = {
   "next-runs": { run: nextRunsCommand, summary: "print the next run times of a cron expression in a zone" },
+  history: {
+    run: (a, io) => archiveCommand("history", a, io),
+    summary: "list a task's runs from the archive",
+  },
+  logs: {
+    run: (a, io) => archiveCommand("logs", a, io),
+    summary: "print the console output of a task's run",
+  },
+  usage: {
+    run: (a, io) => archiveCommand("usage", a, io),
+    summary: "runs, billed seconds and cost per task for a month",
+  },
 };
 
 function usage(): string {

@@ -37,6 +37,11 @@ describe.skipIf(!helm)("chart values reach the operator's configuration", () => 
       "platform.defaultClusterIssuer=letsencrypt",
       "taskImages.python=registry.test/python:3",
       "taskImagePullPolicy=Always",
+      "archive.window=5",
+      "archive.retentionDays=2",
+      "archive.pruneIntervalSeconds=60",
+      "billing.currency=EUR",
+      "billing.pricePerSecond.large=0.0001",
       "workers=7",
       "logLevel=debug",
       "metrics.port=9090",
@@ -55,6 +60,12 @@ describe.skipIf(!helm)("chart values reach the operator's configuration", () => 
     expect(platform.defaultIssuer).toEqual({ name: "letsencrypt", kind: "ClusterIssuer" });
     expect(cfg.controllers.scheduledTask.images.python).toBe("registry.test/python:3");
     expect(cfg.controllers.scheduledTask.imagePullPolicy).toBe("Always");
+    expect(cfg.archive).toMatchObject({ window: 5, pruneIntervalSeconds: 60, outputMaxChars: 1048576 });
+    expect(cfg.controllers.taskExecution.retentionDays).toBe(2);
+    expect(cfg.controllers.taskExecution.billing).toEqual({
+      currency: "EUR",
+      pricePerSecond: { micro: "0.000004", small: "0.000008", medium: "0.000016", large: "0.0001" },
+    });
     expect(cfg.workers).toBe(7);
     expect(cfg.logLevel).toBe("debug");
     expect(cfg.httpPort).toBe(9090);
@@ -96,6 +107,40 @@ describe.skipIf(!helm)("chart values reach the operator's configuration", () => 
       from: "",
       tokenSecret: { name: "sms", key: "token" },
     });
+  });
+
+  it("gives the operator the archive's DSN from the bundled PostgreSQL's Secret, or from the user's", () => {
+    const dsnEnv = (sets: string[]) => {
+      const out = execFileSync(helm!, ["template", "cs", chart, ...sets.flatMap((s) => ["--set", s])], {
+        encoding: "utf8",
+      });
+      const docs = parseAllDocuments(out).map((d) => d.toJS());
+      const dep = docs.find((o) => o?.kind === "Deployment");
+      const env: { name: string; valueFrom?: unknown }[] = dep.spec.template.spec.containers[0].env;
+      return { env: env.find((e) => e.name === "CRONSCALE_ARCHIVE__DSN"), docs };
+    };
+    const bundled = dsnEnv([]);
+    expect(bundled.env?.valueFrom).toEqual({ secretKeyRef: { name: "cs-cronscale-archive", key: "dsn" } });
+    const secret = bundled.docs.find(
+      (o) => o?.kind === "Secret" && o.metadata.name === "cs-cronscale-archive",
+    );
+    expect(secret.stringData.dsn).toMatch(
+      /^postgres:\/\/cronscale:[A-Za-z0-9]{32}@cs-cronscale-archive\.default\.svc:5432\/cronscale$/,
+    );
+    expect(
+      bundled.docs.find((o) => o?.kind === "StatefulSet")?.spec.template.spec.securityContext,
+    ).toMatchObject({
+      runAsNonRoot: true,
+      seccompProfile: { type: "RuntimeDefault" },
+    });
+    const own = dsnEnv([
+      "archive.postgres.enabled=false",
+      "archive.existingSecret.name=mydb",
+      "archive.existingSecret.key=url",
+    ]);
+    expect(own.env?.valueFrom).toEqual({ secretKeyRef: { name: "mydb", key: "url" } });
+    expect(own.docs.find((o) => o?.kind === "StatefulSet")).toBeUndefined();
+    expect(dsnEnv(["archive.postgres.enabled=false"]).env).toBeUndefined();
   });
 
   it("an unknown platform setting is refused, naming it", () => {

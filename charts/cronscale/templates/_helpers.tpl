@@ -44,3 +44,18 @@ app.kubernetes.io/component: operator
 {{- define "cronscale.image" -}}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
 {{- end }}
+
+{{/* Labels of the execution archive's PostgreSQL, and those its StatefulSet selects by. */}}
+{{- define "cronscale.archiveSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "cronscale.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: archive
+{{- end }}
+
+{{- define "cronscale.archiveLabels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "cronscale.archiveSelectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: cronscale
+{{- end }}

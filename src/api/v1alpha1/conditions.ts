@@ -14,6 +14,9 @@ export const CONDITION_LAST_RUN_SUCCEEDED = "LastRunSucceeded";
  */
 export const CONDITION_ENV_VALUES_IN_SECRETS = "EnvValuesInSecrets";
 
+/** Whether every run older than the recent window is in the execution archive (when there is one). */
+export const CONDITION_ARCHIVED = "Archived";
+
 /** Reasons of ScheduledTask conditions. */
 export const TaskReason = {
   /** The CronJob is in place and follows the spec. */
@@ -42,6 +45,10 @@ export const TaskReason = {
   Failed: "Failed",
   /** The last execution timed out. */
   TimedOut: "TimedOut",
+  /** Runs beyond the recent window are in the execution archive. */
+  Archived: "Archived",
+  /** The execution archive cannot be reached: runs wait in etcd. */
+  ArchiveUnreachable: "ArchiveUnreachable",
 } as const;
 
 // --- ScalePlatform ---------------------------------------------------------------------------

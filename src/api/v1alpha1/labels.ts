@@ -20,6 +20,10 @@ export const ANNOTATION_RUN_NOW = "cronscale.io/run-now";
 export const ANNOTATION_CONFIG_REVISION = "cronscale.io/config-revision";
 /** On a Job/Pod: the task's timeout in seconds, so a run is judged by the timeout it ran with. */
 export const ANNOTATION_TIMEOUT_SECONDS = "cronscale.io/timeout-seconds";
+/** On a Job/Pod: the task's language, so a run is recorded with the language it ran in. */
+export const ANNOTATION_TASK_LANGUAGE = "cronscale.io/task-language";
+/** On a Job/Pod: the task's plan, so a run is recorded (and billed) with the plan it ran on. */
+export const ANNOTATION_TASK_PLAN = "cronscale.io/task-plan";
 
 // --- common (recommended labels, https://kubernetes.io/docs/concepts/overview/working-with-objects/common-labels/)
 

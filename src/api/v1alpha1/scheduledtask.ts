@@ -249,6 +249,21 @@ export const scheduledTaskStatusSchema = z
       })
       .optional()
       .describe("Resources of the plan, for display."),
+    usage: z
+      .object({
+        month: z
+          .string()
+          .regex(/^\d{4}-\d{2}$/)
+          .describe("Calendar month (UTC) the totals are for, e.g. 2026-11."),
+        runs: z.int().min(0).describe("Runs that finished in the month."),
+        billedSeconds: z.int().min(0).describe("Sum of the runs' billed seconds."),
+        cost: z.string().max(32).describe("Sum of the runs' cost, a decimal in currency."),
+        currency: z.string().max(8).describe("ISO 4217 currency of cost."),
+      })
+      .optional()
+      .describe(
+        "This month's usage of the task: runs, billed seconds and cost (from the execution archive when the operator has one, otherwise from the TaskExecutions still kept).",
+      ),
     lastManualRunToken: z
       .string()
       .max(128)

@@ -12,6 +12,9 @@ import { EXECUTION_RESULTS, TASK_LANGUAGES } from "./scheduledtask.ts";
 /** Most characters of console output kept per execution; the rest is cut and marked. */
 export const OUTPUT_MAX_LENGTH = 65536;
 
+/** How a run's execution time was measured. */
+export const MEASURED_BY = ["Runner", "ContainerTimes", "None"] as const;
+
 /** How an execution was started. */
 export const EXECUTION_TRIGGERS = ["Schedule", "Manual"] as const;
 /** One execution trigger. */
@@ -41,7 +44,39 @@ export const taskExecutionSpecSchema = z
     durationSeconds: z
       .int()
       .min(0)
-      .describe("Run time of the script in seconds, rounded to the nearest second (the billing unit)."),
+      .describe(
+        "Run time of the script in seconds, rounded to the nearest second (for Go without the compile step).",
+      ),
+    runMilliseconds: z
+      .int()
+      .min(0)
+      .optional()
+      .describe(
+        "Run time of the script in milliseconds, script start to end, as measured inside the pod (measuredBy Runner), or the container's lifetime in whole seconds (ContainerTimes).",
+      ),
+    compileMilliseconds: z
+      .int()
+      .min(0)
+      .optional()
+      .describe("Go only: time spent compiling before the script started, in milliseconds (not billed)."),
+    measuredBy: z
+      .enum(MEASURED_BY)
+      .optional()
+      .describe(
+        "Source of runMilliseconds: Runner (measured inside the pod), ContainerTimes (container start/finish, one-second granularity: the pod ended without the runner's report) or None (never ran).",
+      ),
+    billedSeconds: z
+      .int()
+      .min(0)
+      .optional()
+      .describe("Billed execution time: runMilliseconds rounded to the nearest second (half up)."),
+    cost: z
+      .string()
+      .max(32)
+      .regex(/^\d+\.\d+$/)
+      .optional()
+      .describe("Cost of the run: billedSeconds × the plan's price per second, a decimal in `currency`."),
+    currency: z.string().max(8).optional().describe("ISO 4217 currency of cost, e.g. USD."),
     result: z.enum(EXECUTION_RESULTS).describe("Succeeded, Failed or TimedOut."),
     exitCode: z.int().optional().describe("Exit code of the script, when it exited."),
     reason: z
@@ -98,6 +133,14 @@ export const taskExecutionKind = defineKind({
       jsonPath: ".spec.durationSeconds",
       description: "Run time in seconds.",
     },
+    {
+      name: "Billed",
+      type: "integer",
+      jsonPath: ".spec.billedSeconds",
+      description: "Billed seconds.",
+      priority: 1,
+    },
+    { name: "Cost", type: "string", jsonPath: ".spec.cost", description: "Cost of the run.", priority: 1 },
     { name: "Started", type: "date", jsonPath: ".spec.startTime", description: "Start of the run." },
     {
       name: "Message",

@@ -1,4 +1,5 @@
 import type { TaskLanguage } from "../../api/v1alpha1/scheduledtask.ts";
+import { type BillingConfig, DEFAULT_BILLING, parseDecimal } from "../taskexecution/billing.ts";
 
 /** Operator settings the ScheduledTask controllers need (wired from the operator config). */
 export interface TaskControllerConfig {
@@ -19,6 +20,12 @@ export interface TaskControllerConfig {
   maxExecutionsPerTask: number;
   /** Most characters of console output kept per execution. */
   outputMaxChars: number;
+  /** Prices of billed seconds per plan. */
+  billing: BillingConfig;
+  /** With an execution archive: TaskExecutions kept per task (the recent window). */
+  archiveWindow: number;
+  /** With an execution archive: most characters of console output archived per run. */
+  archiveOutputMaxChars: number;
 }
 
 /** Defaults: public images named by tag (override per installation in the chart values). */
@@ -41,6 +48,11 @@ export const DEFAULT_TASK_CONTROLLER_CONFIG: TaskControllerConfig = {
   // to ~100 × 64 KiB = 6.4 MiB per task in the worst case.
   maxExecutionsPerTask: 100,
   outputMaxChars: 65536,
+  billing: DEFAULT_BILLING,
+  // `kubectl get texec` shows the last 10 runs of each task; everything else is in the archive.
+  archiveWindow: 10,
+  // 1 MiB of text, gzip-compressed in the archive (typically 5-20x smaller).
+  archiveOutputMaxChars: 1_048_576,
 };
 
 /** The operator configuration's `controllers` section, as far as tasks are concerned. */
@@ -51,7 +63,13 @@ export interface TaskControllersSettings {
     startupAllowanceSeconds: number;
     jobTtlSecondsAfterFinished: number;
   };
-  taskExecution: { retentionDays: number; maxPerTask: number; outputMaxChars: number };
+  taskExecution: {
+    retentionDays: number;
+    maxPerTask: number;
+    outputMaxChars: number;
+    billing: { currency: string; pricePerSecond: Record<"micro" | "small" | "medium" | "large", string> };
+  };
+  archive?: { window: number; outputMaxChars: number };
 }
 
 /** Builds the controllers' config from the operator config (an empty image means the default). */
@@ -71,5 +89,24 @@ export function taskControllerConfigFrom(c: TaskControllersSettings): TaskContro
     executionRetentionDays: c.taskExecution.retentionDays,
     maxExecutionsPerTask: c.taskExecution.maxPerTask,
     outputMaxChars: c.taskExecution.outputMaxChars,
+    billing: billingFrom(c.taskExecution.billing),
+    archiveWindow: c.archive?.window ?? d.archiveWindow,
+    archiveOutputMaxChars: c.archive?.outputMaxChars ?? d.archiveOutputMaxChars,
   };
+}
+
+/** Prices from the config (keys in camelCase as flags and env give them); refuses a bad number. */
+function billingFrom(b: TaskControllersSettings["taskExecution"]["billing"]): BillingConfig {
+  const p = b.pricePerSecond;
+  const prices = { Micro: p.micro, Small: p.small, Medium: p.medium, Large: p.large };
+  for (const [plan, price] of Object.entries(prices)) {
+    try {
+      parseDecimal(price);
+    } catch (err) {
+      throw new Error(
+        `controllers.taskExecution.billing.pricePerSecond.${plan.toLowerCase()}: ${String(err)}`,
+      );
+    }
+  }
+  return { currency: b.currency, pricePerSecond: prices };
 }

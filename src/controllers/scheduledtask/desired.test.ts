@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { desiredCronJob, desiredManualJob, desiredScriptConfigMap } from "./desired.ts";
+import { PYTHON_STARTER, RUNNER_SCRIPT } from "./runtimes.ts";
 import { makeTask, TEST_CONFIG } from "./testing.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: the test reads deep JSON
@@ -45,10 +46,28 @@ describe("desired children", () => {
     });
   });
 
-  it("runs the script under timeout -s KILL with the plan as requests = limits", () => {
+  it("runs the script in the runner under timeout -s KILL with the plan as requests = limits", () => {
     const c = podSpec(cj).containers[0];
     expect(c.image).toBe("img/python:1");
-    expect(c.command).toEqual(["timeout", "-s", "KILL", "30", "python3", "-u", "/task/script.py"]);
+    expect(c.command).toEqual([
+      "bash",
+      "-c",
+      RUNNER_SCRIPT,
+      "cronscale-runner",
+      "/dev/termination-log",
+      "/tmp/.cronscale-start",
+      "30",
+      "",
+      "python3",
+      "-u",
+      "-c",
+      PYTHON_STARTER,
+      "/task/script.py",
+    ]);
+    expect(cj.spec.jobTemplate.metadata.annotations).toMatchObject({
+      "cronscale.io/task-language": "Python",
+      "cronscale.io/task-plan": "Small",
+    });
     expect(c.resources).toEqual({
       requests: { cpu: "500m", memory: "512Mi" },
       limits: { cpu: "500m", memory: "512Mi" },
@@ -83,12 +102,28 @@ describe("desired children", () => {
       timeoutSeconds: 10,
     });
     const c = podSpec(desiredCronJob(go, go.spec, TEST_CONFIG) as Obj).containers[0];
-    expect(c.command.slice(0, 2)).toEqual(["sh", "-c"]);
-    expect(c.command[2]).toMatch(
-      /&& go build -o \/tmp\/task \/task\/main\.go && exec timeout -s KILL 10 \/tmp\/task$/,
-    );
+    expect(c.command.slice(0, 2)).toEqual(["bash", "-c"]);
+    expect(c.command.slice(6, 7)).toEqual(["10"]);
+    expect(c.command[7]).toMatch(/&& go build -o \/tmp\/task \/task\/main\.go$/);
+    expect(c.command.slice(8)).toEqual(["/tmp/task"]);
     expect(c.env).toContainEqual({ name: "GOCACHE", value: "/tmp/.cache/go-build" });
     expect(Object.keys((desiredScriptConfigMap(go, go.spec) as Obj).data)).toEqual(["main.go"]);
+  });
+
+  it("ships Bun's start-mark preload next to the script and preloads it", () => {
+    const bun = makeTask("b", { language: "Bun", script: "console.log(1)", plan: "Micro" });
+    expect(Object.keys((desiredScriptConfigMap(bun, bun.spec) as Obj).data)).toEqual([
+      "script.ts",
+      "cronscale-start.ts",
+    ]);
+    const c = podSpec(desiredCronJob(bun, bun.spec, TEST_CONFIG) as Obj).containers[0];
+    expect(c.command.slice(8)).toEqual([
+      "bun",
+      "run",
+      "--preload",
+      "/task/cronscale-start.ts",
+      "/task/script.ts",
+    ]);
   });
 
   it("makes run-now Jobs from the same template, labelled Manual, named by the token", () => {

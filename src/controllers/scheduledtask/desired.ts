@@ -2,6 +2,8 @@ import { planResources } from "../../api/task-plans.ts";
 import { API_VERSION } from "../../api/v1alpha1/kind.ts";
 import {
   ANNOTATION_CONFIG_REVISION,
+  ANNOTATION_TASK_LANGUAGE,
+  ANNOTATION_TASK_PLAN,
   ANNOTATION_TIMEOUT_SECONDS,
   LABEL_MANAGED_BY,
   LABEL_TASK,
@@ -81,7 +83,10 @@ export function desiredScriptConfigMap(task: ScheduledTask, spec: ScheduledTaskS
     kind: "ConfigMap",
     metadata: meta(task, name),
     immutable: true,
-    data: { [LANGUAGE_RUNTIMES[spec.language].file]: spec.script },
+    data: {
+      [LANGUAGE_RUNTIMES[spec.language].file]: spec.script,
+      ...LANGUAGE_RUNTIMES[spec.language].extraFiles,
+    },
   };
 }
 
@@ -124,6 +129,15 @@ function containerEnv(task: ScheduledTask, spec: ScheduledTaskSpec): unknown[] {
   return [...base, ...user];
 }
 
+/** What a run is recorded with, copied into each Job (a Job keeps them when the task changes). */
+function runAnnotations(spec: ScheduledTaskSpec): Record<string, string> {
+  return {
+    [ANNOTATION_TIMEOUT_SECONDS]: String(spec.timeoutSeconds),
+    [ANNOTATION_TASK_LANGUAGE]: spec.language,
+    [ANNOTATION_TASK_PLAN]: spec.plan,
+  };
+}
+
 /** The Pod template of every execution (Pod Security "restricted", plan resources, no token). */
 export function desiredPodTemplate(
   task: ScheduledTask,
@@ -139,14 +153,14 @@ export function desiredPodTemplate(
       labels: { ...taskLabels(task), [LABEL_TRIGGER]: trigger },
       annotations: {
         [ANNOTATION_CONFIG_REVISION]: configRevision(task),
-        [ANNOTATION_TIMEOUT_SECONDS]: String(spec.timeoutSeconds),
+        ...runAnnotations(spec),
       },
     },
     spec: {
       restartPolicy: "Never",
       automountServiceAccountToken: false,
       enableServiceLinks: false,
-      // The script is already dead when the pod is deleted (timeout -s KILL); nothing to wait for.
+      // The runner passes SIGTERM on to the script; the timeout already SIGKILLs it (runtimes.ts).
       terminationGracePeriodSeconds: 5,
       securityContext: {
         runAsNonRoot: true,
@@ -217,7 +231,7 @@ function jobMeta(task: ScheduledTask, spec: ScheduledTaskSpec, trigger: "Schedul
     labels: { ...taskLabels(task), [LABEL_TRIGGER]: trigger },
     annotations: {
       [ANNOTATION_CONFIG_REVISION]: configRevision(task),
-      [ANNOTATION_TIMEOUT_SECONDS]: String(spec.timeoutSeconds),
+      ...runAnnotations(spec),
     },
   };
 }

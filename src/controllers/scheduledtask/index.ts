@@ -1,5 +1,6 @@
 import { API_VERSION } from "../../api/v1alpha1/kind.ts";
 import { LABEL_MANAGED_BY, LABEL_TASK, MANAGED_BY } from "../../api/v1alpha1/labels.ts";
+import type { ExecutionArchive } from "../../archive/store.ts";
 import type { SecretRegistry } from "../../log.ts";
 import type { Manager } from "../../runtime/manager.ts";
 import type { KubeObject, ObjectKey, ResourceType } from "../../runtime/types.ts";
@@ -47,6 +48,8 @@ export interface RegisterOptions {
   workers?: number;
   /** The logger's secret registry: values read to mask captured output are masked in logs too. */
   secrets?: SecretRegistry;
+  /** The execution archive, if the operator has one. */
+  archive?: ExecutionArchive;
 }
 
 /**
@@ -64,7 +67,7 @@ export function registerScheduledTaskControllers(manager: Manager, opts: Registe
       map: toTask,
       labelSelector: MANAGED,
     })),
-    reconciler: new ScheduledTaskReconciler(opts.config, cached),
+    reconciler: new ScheduledTaskReconciler(opts.config, cached, opts.archive),
     workers,
   });
   manager.addController({
@@ -76,7 +79,10 @@ export function registerScheduledTaskControllers(manager: Manager, opts: Registe
       map: toTask,
       labelSelector: MANAGED,
     })),
-    reconciler: new TaskExecutionReconciler(opts.config, opts.logs, cached, opts.secrets),
+    reconciler: new TaskExecutionReconciler(opts.config, opts.logs, cached, {
+      secrets: opts.secrets,
+      archive: opts.archive,
+    }),
     workers,
   });
 }

@@ -98,7 +98,7 @@ describe("ScheduledTaskReconciler", () => {
       spec: {},
     });
     // No jitter: the nominal delays 5 s, 10 s, 20 s.
-    const r = new ScheduledTaskReconciler(TEST_CONFIG, new Set(), () => 0.5);
+    const r = new ScheduledTaskReconciler(TEST_CONFIG, new Set(), undefined, () => 0.5);
     const delays = [];
     for (let i = 0; i < 3; i++) delays.push((await r.reconcile(key, ctx)).requeueAfter);
     expect(delays).toEqual([5_000, 10_000, 20_000]);
@@ -206,6 +206,8 @@ describe("ScheduledTaskReconciler", () => {
         completionTime: completion,
         startTime: completion,
         durationSeconds: 1,
+        billedSeconds: 2,
+        cost: "0.000008",
         result,
         reason: result === "Failed" ? "Error" : "Completed",
         message: result === "Failed" ? "exit code 3" : "exit code 0",
@@ -223,7 +225,22 @@ describe("ScheduledTaskReconciler", () => {
       phase: "Running",
       lastResult: "Succeeded",
       lastExecution: "hello-b",
+      usage: { month: "2026-01", runs: 2, billedSeconds: 4, cost: "0.000016", currency: "USD" },
     });
+    // Refused for an invalid spec: the last run and the usage stay in status.
+    const live = await getTask(client);
+    live.spec.schedule = "61 * * * *";
+    live.metadata.generation = 2;
+    client.seed(live);
+    await r.reconcile(key, ctx);
+    expect((await getTask(client)).status).toMatchObject({
+      phase: "Failed",
+      lastResult: "Succeeded",
+      lastExecution: "hello-b",
+      usage: { runs: 2, billedSeconds: 4 },
+    });
+    const lastRun = (await getTask(client)).status?.conditions?.find((c) => c.type === "LastRunSucceeded");
+    expect(lastRun).toMatchObject({ status: "True", reason: "Succeeded" });
   });
 
   it("deletes executions older than 7 days and beyond the per-task limit", async () => {

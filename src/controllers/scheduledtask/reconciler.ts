@@ -7,6 +7,7 @@ import type {
   ScheduledTaskStatus,
 } from "../../api/v1alpha1/scheduledtask.ts";
 import type { TaskExecution } from "../../api/v1alpha1/taskexecution.ts";
+import type { ExecutionArchive } from "../../archive/store.ts";
 import { nextRuns } from "../../cron/index.ts";
 import { applyStatusIfChanged, needsApply } from "../../runtime/apply.ts";
 import { KeyBackoff } from "../../runtime/backoff.ts";
@@ -19,7 +20,6 @@ import type {
   ReconcileResult,
   Reconciler,
 } from "../../runtime/types.ts";
-import { planRetention } from "../taskexecution/retention.ts";
 import type { TaskControllerConfig } from "./config.ts";
 import {
   configRevision,
@@ -28,9 +28,10 @@ import {
   desiredManualJob,
   desiredScriptConfigMap,
 } from "./desired.ts";
+import { planHistory } from "./history.ts";
 import { childrenToPrune, controlledBy } from "./prune.ts";
 import { readList, readOne, readTask } from "./read.ts";
-import { computeStatus } from "./status.ts";
+import { computeStatus, monthUsage } from "./status.ts";
 import { validateTask } from "./validate.ts";
 
 const MAX_REQUEUE_MS = 3_600_000;
@@ -57,13 +58,21 @@ export class ScheduledTaskReconciler implements Reconciler {
   private readonly cached: ReadonlySet<string>;
   private readonly conflictBackoff: KeyBackoff;
 
+  private readonly archive?: ExecutionArchive;
   /**
-   * `cached`: "apiVersion|kind" of the kinds the manager's informers watch; `jitter`: randomness
-   * of the name-conflict backoff (Math.random by default).
+   * `cached`: "apiVersion|kind" of the kinds the manager's informers watch; `archive`: the execution
+   * archive, when the operator has one (TaskExecutions are then the recent window); `jitter`:
+   * randomness of the name-conflict backoff (Math.random by default).
    */
-  constructor(config: TaskControllerConfig, cached: ReadonlySet<string> = new Set(), jitter?: () => number) {
+  constructor(
+    config: TaskControllerConfig,
+    cached: ReadonlySet<string> = new Set(),
+    archive?: ExecutionArchive,
+    jitter?: () => number,
+  ) {
     this.config = config;
     this.cached = cached;
+    this.archive = archive;
     this.conflictBackoff = new KeyBackoff({ ...CONFLICT_BACKOFF, random: jitter });
   }
 
@@ -136,12 +145,17 @@ export class ScheduledTaskReconciler implements Reconciler {
       key.namespace,
       selector,
     );
-    const retention = planRetention(executions, now, this.config.maxExecutionsPerTask);
+    const retention = await planHistory(task, executions, now, this.config, this.archive);
+    if (retention.error)
+      ctx.log.warn({ task: key.name, err: String(retention.error) }, "execution archive unreachable");
     for (const e of retention.remove) {
       await ctx.client.delete(API_VERSION, "TaskExecution", key.namespace, e.metadata.name ?? "");
     }
     if (retention.remove.length > 0)
-      ctx.log.info({ task: key.name, deleted: retention.remove.length }, "deleted expired executions");
+      ctx.log.info(
+        { task: key.name, deleted: retention.remove.length },
+        "deleted executions beyond retention",
+      );
 
     const active = jobs
       .filter((j) => !jobFinished(j))
@@ -158,6 +172,8 @@ export class ScheduledTaskReconciler implements Reconciler {
       activeRunStart: activeStart ? new Date(activeStart) : undefined,
       nextRun,
       lastManualRunToken: token,
+      usage: retention.usage,
+      archived: retention.archived,
       now,
     });
     await applyStatusIfChanged(ctx.client, { apiVersion: API_VERSION, kind: "ScheduledTask" }, task, status);
@@ -165,6 +181,7 @@ export class ScheduledTaskReconciler implements Reconciler {
 
     let requeue = MAX_REQUEUE_MS;
     if (nextRun) requeue = Math.min(requeue, nextRun.getTime() - now.getTime() + 1000);
+    if (retention.retryAfterMs) requeue = Math.min(requeue, retention.retryAfterMs);
     if (retention.nextExpiry)
       requeue = Math.min(requeue, retention.nextExpiry.getTime() - now.getTime() + 1000);
     // The CronJob appears in the cache shortly after the first apply: look again soon.
@@ -211,7 +228,24 @@ export class ScheduledTaskReconciler implements Reconciler {
     invalid: { reason: string; message: string },
     ctx: ReconcileContext,
   ) {
-    const status = computeStatus({ task, invalid, executions: [], now: ctx.clock.now() });
+    // The runs that happened stay in status (last result, this month's usage) while refused.
+    const now = ctx.clock.now();
+    const executions = await readList<TaskExecution>(
+      ctx,
+      this.cached,
+      API_VERSION,
+      "TaskExecution",
+      task.metadata.namespace ?? "",
+      `${LABEL_TASK}=${task.metadata.name}`,
+    );
+    const status = computeStatus({
+      task,
+      invalid,
+      executions,
+      // With an archive the usage is the archive's: keep the last figure while refused.
+      usage: this.archive ? task.status?.usage : monthUsage(executions, now, this.config.billing.currency),
+      now,
+    });
     if (
       await applyStatusIfChanged(ctx.client, { apiVersion: API_VERSION, kind: "ScheduledTask" }, task, status)
     ) {

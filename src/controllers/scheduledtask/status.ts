@@ -1,5 +1,6 @@
 import { planResources } from "../../api/task-plans.ts";
 import {
+  CONDITION_ARCHIVED,
   CONDITION_ENV_VALUES_IN_SECRETS,
   CONDITION_LAST_RUN_SUCCEEDED,
   CONDITION_READY,
@@ -14,6 +15,7 @@ import type {
 import type { TaskExecution } from "../../api/v1alpha1/taskexecution.ts";
 import { type Condition, type ConditionInput, formatTime, setCondition } from "../../runtime/conditions.ts";
 import type { KubeObject } from "../../runtime/types.ts";
+import { sumCosts } from "../taskexecution/billing.ts";
 
 // Status is derived from the world on every reconcile, never accumulated: the same inputs give
 // the same status, so an unchanged world gives an unchanged status and no write.
@@ -35,7 +37,33 @@ export interface StatusInputs {
   nextRun?: Date;
   /** The run-now token acted on. */
   lastManualRunToken?: string;
+  /** This month's usage (from the archive, or monthUsage() of the executions). */
+  usage?: ScheduledTaskStatus["usage"];
+  /** The Archived condition, when the operator has an execution archive. */
+  archived?: { status: "True" | "False"; reason: string; message: string };
   now: Date;
+}
+
+/** The calendar month (UTC) of a time, "2026-11". */
+export function monthOf(t: Date): string {
+  return t.toISOString().slice(0, 7);
+}
+
+/** Usage of the runs among `executions` that finished in the month of `now` (UTC). */
+export function monthUsage(
+  executions: readonly TaskExecution[],
+  now: Date,
+  currency: string,
+): NonNullable<ScheduledTaskStatus["usage"]> {
+  const month = monthOf(now);
+  const runs = executions.filter((e) => e.spec.completionTime.startsWith(month));
+  return {
+    month,
+    runs: runs.length,
+    billedSeconds: runs.reduce((n, e) => n + (e.spec.billedSeconds ?? 0), 0),
+    cost: sumCosts(runs.map((e) => e.spec.cost ?? "0")),
+    currency,
+  };
 }
 
 /** The newest finished execution (by completion, then name for a stable order). */
@@ -156,6 +184,8 @@ export function computeStatus(input: StatusInputs): ScheduledTaskStatus {
 
   if (spec) conditions = setCondition(conditions, envCondition(spec), gen, now);
 
+  if (input.archived)
+    conditions = setCondition(conditions, { type: CONDITION_ARCHIVED, ...input.archived }, gen, now);
   const cronStatus = (input.cronJob?.status ?? {}) as { lastScheduleTime?: string };
   const status: ScheduledTaskStatus = {
     phase: taskPhase(input),
@@ -179,6 +209,7 @@ export function computeStatus(input: StatusInputs): ScheduledTaskStatus {
     const cronSpec = (input.cronJob?.spec ?? {}) as { schedule?: string };
     if (cronSpec.schedule) status.schedule = cronSpec.schedule;
   }
+  if (input.usage) status.usage = input.usage;
   const token = input.lastManualRunToken ?? task.status?.lastManualRunToken;
   if (token) status.lastManualRunToken = token;
   return status;

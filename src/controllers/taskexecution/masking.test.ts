@@ -87,7 +87,7 @@ describe("captured output masking", () => {
       registeredDuringRead.push(secrets.size);
       return head(...args);
     };
-    await new TaskExecutionReconciler(TEST_CONFIG, logs, new Set(), secrets).reconcile(
+    await new TaskExecutionReconciler(TEST_CONFIG, logs, new Set(), { secrets }).reconcile(
       { namespace: "ns", name: "hello" },
       ctx,
     );

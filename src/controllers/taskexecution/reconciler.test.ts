@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { API_VERSION } from "../../api/v1alpha1/kind.ts";
 import type { TaskExecution } from "../../api/v1alpha1/taskexecution.ts";
+import { MemoryExecutionArchive } from "../../archive/memory.ts";
 import type { KubeObject } from "../../runtime/types.ts";
 import { makeCtx, makeTask, TEST_CONFIG } from "../scheduledtask/testing.ts";
 import { MemoryPodLogReader } from "./logs.ts";
@@ -8,7 +9,12 @@ import { TaskExecutionReconciler } from "./reconciler.ts";
 
 const SECRET = "hunter2-very-secret";
 
-function seedRun(client: ReturnType<typeof makeCtx>["client"], exitCode: number, seconds: number) {
+function seedRun(
+  client: ReturnType<typeof makeCtx>["client"],
+  exitCode: number,
+  seconds: number,
+  message = "cronscale-runner/v1 run-ms=2403 compile-ms=\n",
+) {
   client.seed({
     apiVersion: "v1",
     kind: "Secret",
@@ -31,7 +37,13 @@ function seedRun(client: ReturnType<typeof makeCtx>["client"], exitCode: number,
     spec: {
       template: {
         metadata: {
-          annotations: { "cronscale.io/config-revision": "1", "cronscale.io/timeout-seconds": "30" },
+          // The revision that ran was Python on Small; the task is Bash on Micro by now.
+          annotations: {
+            "cronscale.io/config-revision": "1",
+            "cronscale.io/timeout-seconds": "30",
+            "cronscale.io/task-language": "Python",
+            "cronscale.io/task-plan": "Small",
+          },
         },
       },
     },
@@ -63,7 +75,7 @@ function seedRun(client: ReturnType<typeof makeCtx>["client"], exitCode: number,
       containerStatuses: [
         {
           name: "script",
-          state: { terminated: { exitCode, startedAt: "2026-01-01T00:00:01Z", finishedAt: end } },
+          state: { terminated: { exitCode, message, startedAt: "2026-01-01T00:00:01Z", finishedAt: end } },
         },
       ],
     },
@@ -99,12 +111,67 @@ describe("TaskExecutionReconciler", () => {
       result: "Failed",
       exitCode: 3,
       durationSeconds: 2,
+      language: "Python",
+      plan: "Small",
+      measuredBy: "Runner",
+      runMilliseconds: 2403,
+      billedSeconds: 2,
+      cost: "0.000016",
+      currency: "USD",
       output: "token is ****\nboom\n",
       outputTruncated: false,
       expiresAt: "2026-01-08T00:00:03Z",
     });
     expect(JSON.stringify(events.events)).not.toContain(SECRET);
     expect(events.withReason("ExecutionFailed")).toHaveLength(1);
+  });
+
+  it("bills by the container's times when the runner left no report", async () => {
+    const task = makeTask("hello", { language: "Bash", script: "true", plan: "Micro", timeoutSeconds: 30 });
+    const { ctx, client } = makeCtx([task]);
+    seedRun(client, 0, 3, "");
+    await new TaskExecutionReconciler(TEST_CONFIG, new MemoryPodLogReader()).reconcile(
+      { namespace: "ns", name: "hello" },
+      ctx,
+    );
+    const rec = client.all<TaskExecution>(API_VERSION, "TaskExecution")[0];
+    expect(rec?.spec).toMatchObject({ measuredBy: "ContainerTimes", billedSeconds: 3, cost: "0.000024" });
+  });
+
+  it("archives the run with more output than etcd keeps, keyed by the run", async () => {
+    const task = makeTask("hello", { language: "Bash", script: "true", plan: "Micro", timeoutSeconds: 30 });
+    const { ctx, client } = makeCtx([task]);
+    seedRun(client, 0, 2);
+    const logs = new MemoryPodLogReader();
+    const big = `${"x".repeat(99)}\n`.repeat(2000); // 200,000 characters
+    logs.logs.set("ns/hello-29000000-abcde/script", big);
+    const archive = new MemoryExecutionArchive();
+    const r = new TaskExecutionReconciler(TEST_CONFIG, logs, new Set(), { archive });
+    await r.reconcile({ namespace: "ns", name: "hello" }, ctx);
+    const stored = await archive.run("ns", "hello");
+    expect(stored).toMatchObject({ name: "hello-8232774399-29000000", taskUid: "uid-hello" });
+    expect(stored?.spec.output).toBe(big);
+    const rec = client.all<TaskExecution>(API_VERSION, "TaskExecution")[0];
+    expect(rec?.spec.output.length).toBeLessThan(65536 + 200);
+    expect(rec?.spec.outputTruncated).toBe(true);
+  });
+
+  it("does not capture again a run the archive has after its record left etcd", async () => {
+    const task = makeTask("hello", { language: "Bash", script: "true", plan: "Micro", timeoutSeconds: 30 });
+    const { ctx, client } = makeCtx([task]);
+    seedRun(client, 0, 2);
+    const archive = new MemoryExecutionArchive();
+    const r = new TaskExecutionReconciler(TEST_CONFIG, new MemoryPodLogReader(), new Set(), { archive });
+    await r.reconcile({ namespace: "ns", name: "hello" }, ctx);
+    // The window moved on: the record is deleted from etcd while the Job still lingers.
+    await client.delete(API_VERSION, "TaskExecution", "ns", "hello-8232774399-29000000");
+    client.clearWrites();
+    await r.reconcile({ namespace: "ns", name: "hello" }, ctx);
+    expect(client.writes).toEqual([]);
+    // Without an answer from the archive it is captured (the archive's insert is idempotent).
+    archive.down = true;
+    await r.reconcile({ namespace: "ns", name: "hello" }, ctx);
+    expect(client.all<TaskExecution>(API_VERSION, "TaskExecution")).toHaveLength(1);
   });
 
   it("ignores Jobs that are still running or not the operator's", async () => {

@@ -1,6 +1,9 @@
+import { TASK_PLANS } from "../../api/task-plans.ts";
 import { API_VERSION } from "../../api/v1alpha1/kind.ts";
 import {
   ANNOTATION_CONFIG_REVISION,
+  ANNOTATION_TASK_LANGUAGE,
+  ANNOTATION_TASK_PLAN,
   ANNOTATION_TIMEOUT_SECONDS,
   LABEL_MANAGED_BY,
   LABEL_RESULT,
@@ -9,8 +12,9 @@ import {
   MANAGED_BY,
 } from "../../api/v1alpha1/labels.ts";
 import { taskExecutionName } from "../../api/v1alpha1/names.ts";
-import type { ScheduledTask } from "../../api/v1alpha1/scheduledtask.ts";
+import { type ScheduledTask, TASK_LANGUAGES } from "../../api/v1alpha1/scheduledtask.ts";
 import type { TaskExecution, TaskExecutionSpec } from "../../api/v1alpha1/taskexecution.ts";
+import type { ExecutionArchive } from "../../archive/store.ts";
 import { SecretRegistry } from "../../log.ts";
 import { formatTime } from "../../runtime/conditions.ts";
 import { isConflict, isNotFound } from "../../runtime/errors.ts";
@@ -23,7 +27,9 @@ import type {
 } from "../../runtime/types.ts";
 import type { TaskControllerConfig } from "../scheduledtask/config.ts";
 import { ownerRef, SCRIPT_CONTAINER } from "../scheduledtask/desired.ts";
+import { historyWindow } from "../scheduledtask/history.ts";
 import { readList, readOne, readTask } from "../scheduledtask/read.ts";
+import { measureRun, parseRunnerReport, runCost } from "./billing.ts";
 import { classify } from "./classify.ts";
 import type { PodLogReader } from "./logs.ts";
 import { assembleOutput } from "./output.ts";
@@ -31,6 +37,10 @@ import { type JobLike, jobFacts, type PodLike, secretRefsOf } from "./pods.ts";
 import { planRetention } from "./retention.ts";
 
 const DAY_MS = 86_400_000;
+
+function oneOf<T extends string>(values: readonly T[], v: string | undefined): T | undefined {
+  return values.find((x) => x === v);
+}
 
 /**
  * Turns each finished Job of a task into one TaskExecution: reads the pod's status and log
@@ -45,16 +55,18 @@ export class TaskExecutionReconciler implements Reconciler {
   private readonly secrets: SecretRegistry;
 
   /** `secrets`: the logger's registry; the values a capture reads are masked in log lines meanwhile. */
+  private readonly archive?: ExecutionArchive;
   constructor(
     config: TaskControllerConfig,
     logs: PodLogReader,
     cached: ReadonlySet<string> = new Set(),
-    secrets: SecretRegistry = new SecretRegistry(),
+    deps: { secrets?: SecretRegistry; archive?: ExecutionArchive } = {},
   ) {
     this.config = config;
     this.logs = logs;
     this.cached = cached;
-    this.secrets = secrets;
+    this.secrets = deps.secrets ?? new SecretRegistry();
+    this.archive = deps.archive;
   }
 
   /** One pass for the task named by `key`: records every finished Job not yet recorded. */
@@ -79,14 +91,32 @@ export class TaskExecutionReconciler implements Reconciler {
       key.namespace,
       `${LABEL_TASK}=${key.name}`,
     );
-    const kept = planRetention(records, ctx.clock.now(), this.config.maxExecutionsPerTask).keep;
-    const floor =
-      kept.length >= this.config.maxExecutionsPerTask ? kept.at(-1)?.spec.completionTime : undefined;
+    const window = historyWindow(this.config, this.archive);
+    const kept = planRetention(records, ctx.clock.now(), window).keep;
+    const floor = kept.length >= window ? kept.at(-1)?.spec.completionTime : undefined;
+    const recorded = new Set(records.map((r) => r.metadata.name ?? ""));
+    const todo = jobs.filter((job) => {
+      const facts = jobFacts(job);
+      if (job.metadata.labels?.[LABEL_MANAGED_BY] !== MANAGED_BY || !facts.finished) return false;
+      if (floor && (facts.jobCompletionTime ?? "") < floor) return false;
+      return !recorded.has(this.recordName(task, job));
+    });
+    // A Job outlives its record beyond the window (until its TTL or the CronJob's history limit
+    // removes it): a run the archive has is recorded, not captured again. Without an answer from
+    // the archive the capture goes on; the archive's insert is idempotent.
+    const archived =
+      this.archive && todo.length > 0
+        ? await this.archive
+            .archived(
+              key.namespace,
+              task.metadata.uid ?? "",
+              todo.map((j) => this.recordName(task, j)),
+            )
+            .catch(() => new Set<string>())
+        : new Set<string>();
     try {
-      for (const job of jobs) {
-        const facts = jobFacts(job);
-        if (job.metadata.labels?.[LABEL_MANAGED_BY] !== MANAGED_BY || !facts.finished) continue;
-        if (floor && (facts.jobCompletionTime ?? "") < floor) continue;
+      for (const job of todo) {
+        if (archived.has(this.recordName(task, job))) continue;
         await this.capture(task, job, ctx);
       }
     } finally {
@@ -94,6 +124,14 @@ export class TaskExecutionReconciler implements Reconciler {
       this.secrets.forget(`${key.namespace}/${key.name}`);
     }
     return {};
+  }
+
+  private recordName(task: ScheduledTask, job: JobLike): string {
+    return taskExecutionName(
+      task.metadata.name ?? "",
+      job.metadata.name ?? "",
+      new Date(job.metadata.creationTimestamp ?? 0),
+    );
   }
 
   /** Records one finished Job (no-op when its record exists). */
@@ -118,13 +156,21 @@ export class TaskExecutionReconciler implements Reconciler {
       .at(-1);
     const ann = job.spec?.template?.metadata?.annotations ?? {};
     const timeoutSeconds = Number(ann[ANNOTATION_TIMEOUT_SECONDS] ?? task.spec.timeoutSeconds ?? 300);
+    // The revision that ran, not the task as it is now (it may have changed during the run);
+    // the task's own values only for Jobs made before these annotations existed.
+    const language = oneOf(TASK_LANGUAGES, ann[ANNOTATION_TASK_LANGUAGE]) ?? task.spec.language;
+    const plan = oneOf(TASK_PLANS, ann[ANNOTATION_TASK_PLAN]) ?? task.spec.plan;
     const facts = jobFacts(job, pod, SCRIPT_CONTAINER);
-    const c = classify({ ...facts, timeoutSeconds, plan: task.spec.plan });
+    const c = classify({ ...facts, timeoutSeconds, plan });
+    const t = facts.terminated;
+    const bill = measureRun(parseRunnerReport(t?.message), t?.startedAt, t?.finishedAt);
 
     const secrets = await this.secretValues(ctx, key.namespace, pod, task);
+    // The archive keeps more output than etcd: read up to its cap, store etcd's cut of it.
+    const cap = this.archive ? this.config.archiveOutputMaxChars : this.config.outputMaxChars;
     let output = { text: "", truncated: false };
     if (pod && facts.terminated) {
-      output = await this.readOutput(key.namespace, pod.metadata.name ?? "", secrets).catch(
+      output = await this.readOutput(key.namespace, pod.metadata.name ?? "", secrets, cap).catch(
         (err: unknown) => {
           ctx.log.warn({ job: key.name, err: String(err) }, "cannot read pod log");
           return { text: "[cronscale: the pod's log could not be read]", truncated: false };
@@ -137,15 +183,21 @@ export class TaskExecutionReconciler implements Reconciler {
       taskName,
       trigger,
       jobName: key.name,
-      language: task.spec.language,
-      plan: task.spec.plan,
+      language,
+      plan,
       configRevision: ann[ANNOTATION_CONFIG_REVISION],
       scheduledTime:
         job.metadata.annotations?.["batch.kubernetes.io/cronjob-scheduled-timestamp"] ??
         job.metadata.creationTimestamp,
       startTime: c.startTime,
       completionTime: completion,
-      durationSeconds: c.durationSeconds,
+      durationSeconds: bill.measuredBy === "None" ? c.durationSeconds : bill.billedSeconds,
+      runMilliseconds: bill.runMilliseconds,
+      compileMilliseconds: bill.compileMilliseconds,
+      measuredBy: bill.measuredBy,
+      billedSeconds: bill.billedSeconds,
+      cost: runCost(this.config.billing, plan, bill.billedSeconds),
+      currency: this.config.billing.currency,
       result: c.result,
       exitCode: c.exitCode,
       reason: c.reason,
@@ -154,6 +206,18 @@ export class TaskExecutionReconciler implements Reconciler {
       outputTruncated: output.truncated,
       expiresAt: formatTime(new Date(Date.parse(completion) + this.config.executionRetentionDays * DAY_MS)),
     };
+    // Archive first (idempotent): a record that fails to reach the archive here is copied from
+    // etcd later by the task's reconcile, with etcd's shorter output.
+    if (this.archive) {
+      await this.archive
+        .insert([{ namespace: key.namespace, name, taskUid: task.metadata.uid ?? "", spec }])
+        .catch((err: unknown) =>
+          ctx.log.warn({ execution: name, err: String(err) }, "cannot archive execution yet"),
+        );
+    }
+    const etcdOutput = assembleOutput(output.text, undefined, this.config.outputMaxChars, []);
+    spec.output = etcdOutput.text;
+    spec.outputTruncated = output.truncated || etcdOutput.truncated;
     const record: KubeObject = {
       apiVersion: API_VERSION,
       kind: "TaskExecution",
@@ -180,7 +244,7 @@ export class TaskExecutionReconciler implements Reconciler {
       { task: taskName, execution: name, result: c.result, exitCode: c.exitCode },
       "recorded execution",
     );
-    const note = `${name}: ${c.result}, ${c.message}, ${c.durationSeconds} s`;
+    const note = `${name}: ${c.result}, ${c.message}, ${spec.durationSeconds} s`;
     if (c.result === "Succeeded") await ctx.events.normal(task, "ExecutionSucceeded", "Run", note);
     else
       await ctx.events.warning(
@@ -191,11 +255,11 @@ export class TaskExecutionReconciler implements Reconciler {
       );
   }
 
-  private async readOutput(namespace: string, pod: string, secrets: string[]) {
-    const cap = this.config.outputMaxChars;
+  private async readOutput(namespace: string, pod: string, secrets: string[], cap: number) {
     const head = await this.logs.head(namespace, pod, SCRIPT_CONTAINER, cap + 1);
     if (Buffer.byteLength(head, "utf8") <= cap) return assembleOutput(head, undefined, cap, secrets);
-    const tail = await this.logs.tail(namespace, pod, SCRIPT_CONTAINER, 2000);
+    // Enough lines for the tail half of the cap at ~16 characters a line.
+    const tail = await this.logs.tail(namespace, pod, SCRIPT_CONTAINER, Math.max(2000, Math.ceil(cap / 32)));
     return assembleOutput(head, tail, cap, secrets);
   }
 

@@ -1,5 +1,6 @@
 import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
+import type { ExecutionArchive } from "../../../src/archive/store.ts";
 import {
   DEFAULT_TASK_CONTROLLER_CONFIG,
   type TaskControllerConfig,
@@ -61,7 +62,11 @@ export function localTaskConfig(
 }
 
 /** Starts the ScheduledTask controllers of the operator, watching one namespace. */
-export async function startOperator(namespace: string, config: TaskControllerConfig): Promise<TestOperator> {
+export async function startOperator(
+  namespace: string,
+  config: TaskControllerConfig,
+  archive?: ExecutionArchive,
+): Promise<TestOperator> {
   const kc = kubeConfig();
   const transport = KubeTransport.create(kc);
   const logLines: string[] = [];
@@ -81,7 +86,7 @@ export async function startOperator(namespace: string, config: TaskControllerCon
     http: false,
     leaderElection: false,
   });
-  registerScheduledTaskControllers(manager, { config, logs: new KubePodLogReader(kc), workers: 2 });
+  registerScheduledTaskControllers(manager, { config, logs: new KubePodLogReader(kc), workers: 2, archive });
   await manager.start();
   return {
     manager,

@@ -1,0 +1,126 @@
+import { describe, expect, it } from "vitest";
+import type { TaskExecutionSpec } from "../api/v1alpha1/taskexecution.ts";
+import { type Access, type Authorizer, handle, parseSince } from "./http.ts";
+import { MemoryExecutionArchive } from "./memory.ts";
+
+/** Tokens and what each may do: "reader" may get task a in ns; "lister" may list in ns. */
+const authorizer: Authorizer = {
+  async check(token: string, a: Access) {
+    if (token === "reader")
+      return a.verb === "get" && a.namespace === "ns" && a.name === "a" ? "allowed" : "forbidden";
+    if (token === "lister") return a.namespace === "ns" ? "allowed" : "forbidden";
+    return "unauthenticated";
+  },
+};
+
+const NOW = new Date("2026-11-02T00:00:00Z");
+
+function spec(i: number, result: "Succeeded" | "Failed"): TaskExecutionSpec {
+  const t = new Date(Date.UTC(2026, 10, 1, i)).toISOString();
+  return {
+    taskName: "a",
+    trigger: "Schedule",
+    jobName: `a-${i}`,
+    language: "Bash",
+    plan: "Micro",
+    completionTime: t,
+    durationSeconds: 1,
+    billedSeconds: 1,
+    cost: "0.000004",
+    currency: "USD",
+    result,
+    reason: "Completed",
+    message: "m",
+    output: `out ${i}`,
+    outputTruncated: false,
+    expiresAt: t,
+  };
+}
+
+async function deps() {
+  const archive = new MemoryExecutionArchive();
+  await archive.insert([
+    { namespace: "ns", name: "a-1", taskUid: "u", spec: spec(1, "Succeeded") },
+    { namespace: "ns", name: "a-2", taskUid: "u", spec: spec(20, "Failed") },
+  ]);
+  return { archive, authorizer, now: () => NOW };
+}
+
+describe("history endpoint", () => {
+  it("answers 401 without a token or with an invalid one, 403 when the token may not get the task", async () => {
+    const d = await deps();
+    const path = "/api/v1/namespaces/ns/scheduledtasks/a/history";
+    expect((await handle("GET", path, undefined, d)).status).toBe(401);
+    expect((await handle("GET", path, "Bearer nobody", d)).status).toBe(401);
+    expect(
+      (await handle("GET", "/api/v1/namespaces/ns/scheduledtasks/b/history", "Bearer reader", d)).status,
+    ).toBe(403);
+    expect((await handle("GET", "/api/v1/namespaces/ns/usage", "Bearer reader", d)).status).toBe(403);
+  });
+
+  it("lists history since a time, failed only, and gives a run's logs", async () => {
+    const d = await deps();
+    const all = await handle("GET", "/api/v1/namespaces/ns/scheduledtasks/a/history", "Bearer reader", d);
+    expect(all.status).toBe(200);
+    expect((all.body as { items: { name: string }[] }).items.map((i) => i.name)).toEqual(["a-2", "a-1"]);
+    const since = await handle(
+      "GET",
+      "/api/v1/namespaces/ns/scheduledtasks/a/history?since=10h",
+      "Bearer reader",
+      d,
+    );
+    expect((since.body as { items: { name: string }[] }).items.map((i) => i.name)).toEqual(["a-2"]);
+    const failed = await handle(
+      "GET",
+      "/api/v1/namespaces/ns/scheduledtasks/a/history?failed=true",
+      "Bearer reader",
+      d,
+    );
+    expect((failed.body as { items: { name: string }[] }).items.map((i) => i.name)).toEqual(["a-2"]);
+    const logs = await handle(
+      "GET",
+      "/api/v1/namespaces/ns/scheduledtasks/a/logs?run=a-1",
+      "Bearer reader",
+      d,
+    );
+    expect(logs.body).toMatchObject({ name: "a-1", spec: { output: "out 1" } });
+    expect(
+      (await handle("GET", "/api/v1/namespaces/ns/scheduledtasks/a/logs?run=zz", "Bearer reader", d)).status,
+    ).toBe(404);
+  });
+
+  it("totals usage for the namespace and refuses bad input naming it", async () => {
+    const d = await deps();
+    const usage = await handle("GET", "/api/v1/namespaces/ns/usage?month=2026-11", "Bearer lister", d);
+    expect(usage.body).toEqual({
+      month: "2026-11",
+      items: [
+        {
+          namespace: "ns",
+          taskName: "a",
+          month: "2026-11",
+          currency: "USD",
+          runs: 2,
+          billedSeconds: 2,
+          cost: "0.000008",
+        },
+      ],
+    });
+    expect(
+      (await handle("GET", "/api/v1/namespaces/ns/usage?month=2026-13", "Bearer lister", d)).body,
+    ).toEqual({
+      error: "month must be YYYY-MM",
+    });
+    expect(
+      (
+        await handle(
+          "GET",
+          "/api/v1/namespaces/ns/scheduledtasks/a/history?since=yesterday",
+          "Bearer reader",
+          d,
+        )
+      ).status,
+    ).toBe(400);
+    expect(parseSince("24h", NOW)?.toISOString()).toBe("2026-11-01T00:00:00.000Z");
+  });
+});

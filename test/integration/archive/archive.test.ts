@@ -1,0 +1,187 @@
+import type { AddressInfo } from "node:net";
+import pino from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { taskManualJobName } from "../../../src/api/v1alpha1/names.ts";
+import { KubeAuthorizer, startHistoryServer } from "../../../src/archive/http.ts";
+import { startArchiveMaintenance } from "../../../src/archive/maintenance.ts";
+import { PgExecutionArchive } from "../../../src/archive/store.ts";
+import { archiveCommand } from "../../../src/cli/history.ts";
+import { RealKubeClient } from "../../../src/runtime/client.ts";
+import { KubeTransport } from "../../../src/runtime/rest.ts";
+import { kubeConfig, kubectl, useNamespace, waitFor } from "../../support/cluster.ts";
+import { postgresMissing, startPostgres, type TestPostgres } from "../../support/postgres.ts";
+import { applyTask, executions, getTask, runNow, waitTask } from "../scheduledtask/helpers.ts";
+import { installCrds, localTaskConfig, startOperator, type TestOperator } from "../scheduledtask/operator.ts";
+
+// The execution archive with real pods and a real PostgreSQL (a host process): runs beyond the
+// window leave etcd only once archived; an archive outage keeps them in etcd and says so; all
+// land once it returns, none doubled; the history endpoint answers 401/403/200 to real tokens;
+// retention prunes the archive while the month's usage stays.
+
+const missing = postgresMissing();
+if (missing) console.warn(`skipping the archive integration test: ${missing}`);
+
+const ns = useNamespace("archive", { "pod-security.kubernetes.io/enforce": "restricted" });
+const TASK = "every-run";
+const WINDOW = 2;
+let pg: TestPostgres;
+let archive: PgExecutionArchive;
+let op: TestOperator;
+
+beforeAll(async () => {
+  if (missing) return;
+  await installCrds();
+  pg = await startPostgres();
+  archive = new PgExecutionArchive(pg.dsn, { connectTimeoutMs: 2000 });
+  await archive.migrate();
+  const config = localTaskConfig({ archiveWindow: WINDOW, maxExecutionsPerTask: 10 }, ["Bash"]);
+  op = await startOperator(ns.name, config, archive);
+}, 900_000);
+afterAll(async () => {
+  await op?.stop();
+  await archive?.close();
+  await pg?.destroy();
+});
+
+/** One manual run, waited for until the operator has acted on its token. */
+async function run(token: string) {
+  await runNow(ns.name, TASK, token);
+  await waitTask(ns.name, TASK, (t) => t.status?.lastManualRunToken === token, `run-now ${token} taken`);
+}
+
+const archived = async () =>
+  (await archive.history({ namespace: ns.name, taskName: TASK, limit: 100 })).length;
+
+describe.skipIf(missing)("execution archive", () => {
+  it("keeps the window in etcd and every run in the archive, across an outage, nothing lost or doubled", async () => {
+    await applyTask(ns.name, TASK, {
+      schedule: "0 0 1 1 *",
+      language: "Bash",
+      plan: "Micro",
+      timeoutSeconds: 30,
+      script: 'echo "run at $(date +%s%N)"\n',
+    });
+    await waitTask(ns.name, TASK, (t) => t.status?.phase === "Running", "Running");
+    const job = (token: string) => taskManualJobName(TASK, token);
+    const inArchive = async () =>
+      new Set(
+        (await archive.history({ namespace: ns.name, taskName: TASK, limit: 100 })).map(
+          (r) => r.spec.jobName,
+        ),
+      );
+    const inEtcd = async () => new Set((await executions(ns.name, TASK)).map((e) => e.spec.jobName));
+    for (const token of ["1", "2", "3", "4"]) {
+      await run(token);
+      await waitFor(async () => ((await inArchive()).has(job(token)) ? true : undefined), {
+        timeoutMs: 120_000,
+        what: `run ${token} archived`,
+      });
+    }
+    await waitFor(async () => ((await executions(ns.name, TASK)).length === WINDOW ? true : undefined), {
+      timeoutMs: 60_000,
+      what: `the window of ${WINDOW}`,
+    });
+    const t = await getTask(ns.name, TASK);
+    expect(t?.status?.conditions?.find((c) => c.type === "Archived")).toMatchObject({ status: "True" });
+
+    // Outage: new runs stay in etcd beyond the window, and the condition says why.
+    await pg.stop();
+    for (const token of ["5", "6"]) {
+      await run(token);
+      await waitFor(async () => ((await inEtcd()).has(job(token)) ? true : undefined), {
+        timeoutMs: 120_000,
+        what: `run ${token} recorded in etcd`,
+      });
+    }
+    expect((await executions(ns.name, TASK)).length).toBe(WINDOW + 2);
+    await waitTask(
+      ns.name,
+      TASK,
+      (x) =>
+        x.status?.conditions?.some((c) => c.type === "Archived" && c.reason === "ArchiveUnreachable") ??
+        false,
+      "Archived=False",
+      60_000,
+    );
+    // Back: everything lands, once, and the window shrinks again.
+    await pg.start();
+    await waitFor(async () => ((await inArchive()).size === 6 ? true : undefined), {
+      timeoutMs: 120_000,
+      what: "all 6 runs archived",
+    });
+    await waitFor(async () => ((await executions(ns.name, TASK)).length === WINDOW ? true : undefined), {
+      timeoutMs: 60_000,
+      what: "the window again",
+    });
+    expect([...(await inArchive())].sort()).toEqual(["1", "2", "3", "4", "5", "6"].map(job).sort());
+    expect([...(await inEtcd())].sort()).toEqual([job("5"), job("6")].sort());
+    const usage = await archive.usage(ns.name, new Date().toISOString().slice(0, 7), TASK);
+    expect(usage[0]?.runs).toBe(6);
+    const back = await waitTask(ns.name, TASK, (x) => x.status?.usage?.runs === 6, "usage of 6 runs");
+    expect(back.status?.conditions?.find((c) => c.type === "Archived")).toMatchObject({ status: "True" });
+    const newest = await archive.run(ns.name, TASK);
+    expect(newest?.spec.output).toMatch(/^run at \d+\n$/);
+  });
+
+  it("serves history to a token that may get the task: 401 without, 403 for another, 200 for it", async () => {
+    await kubectl(["create", "serviceaccount", "reader"], { namespace: ns.name });
+    await kubectl(["create", "serviceaccount", "stranger"], { namespace: ns.name });
+    await kubectl(["create", "role", "read-tasks", "--verb=get", "--resource=scheduledtasks.cronscale.io"], {
+      namespace: ns.name,
+    });
+    await kubectl(
+      ["create", "rolebinding", "reader", "--role=read-tasks", `--serviceaccount=${ns.name}:reader`],
+      {
+        namespace: ns.name,
+      },
+    );
+    const token = async (sa: string) =>
+      (await kubectl(["create", "token", sa, "--duration=10m"], { namespace: ns.name })).stdout.trim();
+    const server = await startHistoryServer(
+      { host: "127.0.0.1", port: 0, log: pino({ level: "silent" }) },
+      { archive, authorizer: new KubeAuthorizer(new RealKubeClient(KubeTransport.create(kubeConfig()))) },
+    );
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const cli = async (...argv: string[]) => {
+        const out: string[] = [];
+        const err: string[] = [];
+        const code = await archiveCommand(
+          argv[0] as "history",
+          [...argv.slice(1), "-n", ns.name, "--server", url],
+          { out: (l) => out.push(l), err: (l) => err.push(l), now: () => new Date() },
+          { KUBECONFIG: "/nonexistent" },
+        );
+        return { code, out: out.join("\n"), err: err.join("\n") };
+      };
+      expect((await cli("history", TASK)).err).toMatch(/^error: 401/);
+      expect((await cli("history", TASK, "--token", await token("stranger"))).err).toMatch(/^error: 403/);
+      const ok = await cli("history", TASK, "--token", await token("reader"), "--output", "json");
+      expect(ok.code).toBe(0);
+      expect(JSON.parse(ok.out).items).toHaveLength(6);
+      const logs = await cli("logs", TASK, "--token", await token("reader"));
+      expect(logs.out).toMatch(/^run at \d+$/);
+    } finally {
+      server.close();
+    }
+  });
+
+  it("prunes runs older than the retention from the archive, keeping the month's usage", async () => {
+    // The user-facing retention (controllers.taskExecution.retentionDays), shortened to a second.
+    const stop = startArchiveMaintenance(archive, {
+      retentionDays: 1 / 86_400,
+      intervalMs: 500,
+      log: pino({ level: "silent" }),
+      isLeader: () => true,
+    });
+    try {
+      await waitFor(async () => ((await archived()) === 0 ? true : undefined), {
+        timeoutMs: 30_000,
+        what: "pruned",
+      });
+    } finally {
+      stop();
+    }
+    expect((await archive.usage(ns.name, new Date().toISOString().slice(0, 7), TASK))[0]?.runs).toBe(6);
+  });
+});
