@@ -52,6 +52,9 @@ describe("edge protection", () => {
         "ns-shop-ratelimit@kubernetescrd,ns-shop-inflight@kubernetescrd,ns-shop-body@kubernetescrd",
     });
     expect(edgeCondition(inp)).toMatchObject({ status: "True", reason: "TraefikMiddlewares" });
+    expect(edgeCondition(inp).message).toContain(
+      "50 req/s (burst 100) and 20 concurrent requests per client address",
+    );
   });
 
   it("raises the Middlewares' limits with the plan", () => {
