@@ -66,5 +66,20 @@ describe("edge protection in the reconciler", () => {
     await s.client.replace({ ...p, spec: { ...p.spec, plan: "Professional" } });
     await s.rec.reconcile(key, s.ctx);
     expect(await rate()).toBe(100);
+    // Moved to a class Traefik does not serve: the Middlewares go, the condition says so.
+    const up = (await s.client.get("cronscale.io/v1alpha1", "ScalePlatform", "ns", "shop")) as ScalePlatform;
+    await s.client.replace({ ...up, spec: { ...up.spec, ingressClassName: "other" } });
+    await s.rec.reconcile(key, s.ctx);
+    expect(await rate()).toBeUndefined();
+    const moved = (await s.client.get(
+      "cronscale.io/v1alpha1",
+      "ScalePlatform",
+      "ns",
+      "shop",
+    )) as ScalePlatform;
+    expect(moved.status?.conditions?.find((c) => c.type === "EdgeProtected")).toMatchObject({
+      status: "False",
+      reason: "UnsupportedIngressClass",
+    });
   });
 });
