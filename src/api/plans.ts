@@ -148,3 +148,27 @@ export const toQuantity = {
   memory: (mib: number) => (mib % 1024 === 0 ? `${mib / 1024}Gi` : `${mib}Mi`),
   storage: (gib: number) => `${gib}Gi`,
 };
+
+/**
+ * Edge protection by plan (spec §8.2 "DDoS protection"), enforced per client address at the
+ * Ingress controller in front of the app (see docs of the ScalePlatform controller):
+ * `ratePerSecond` sustained requests per second with bursts up to `burst`, `maxInFlight`
+ * concurrent requests, `maxBodyMiB` request body size. Custom gets the highest tier's limits.
+ */
+export interface EdgeLimits {
+  ratePerSecond: number;
+  burst: number;
+  maxInFlight: number;
+  maxBodyMiB: number;
+}
+
+export const EDGE_LIMITS: Readonly<Record<Exclude<PlatformPlan, "Custom">, EdgeLimits>> = {
+  Standard: { ratePerSecond: 50, burst: 100, maxInFlight: 20, maxBodyMiB: 10 },
+  Professional: { ratePerSecond: 100, burst: 200, maxInFlight: 50, maxBodyMiB: 25 },
+  Enterprise: { ratePerSecond: 250, burst: 500, maxInFlight: 100, maxBodyMiB: 50 },
+};
+
+/** The edge limits of a plan (Custom: Enterprise's). */
+export function edgeLimits(plan: PlatformPlan): EdgeLimits {
+  return EDGE_LIMITS[plan === "Custom" ? "Enterprise" : plan];
+}

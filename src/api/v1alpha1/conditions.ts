@@ -65,6 +65,12 @@ export const CONDITION_HEALTHY = "Healthy";
 export const CONDITION_STORAGE_SIZED = "StorageSized";
 /** Every Secret key the spec references (SMTP password, webhook signing keys) exists. */
 export const CONDITION_CONFIGURATION_READY = "ConfigurationReady";
+/**
+ * The plan's edge limits (per-client rate and concurrency, body size) are enforced at the Ingress
+ * controller: True for Traefik (Middlewares) and ingress-nginx (annotations); False naming what is
+ * not enforced for any other class or without Traefik's Middleware CRD.
+ */
+export const CONDITION_EDGE_PROTECTED = "EdgeProtected";
 
 /** Reasons of ScalePlatform conditions. */
 export const PlatformReason = {

@@ -6,6 +6,7 @@ import { desiredAppDeployment, desiredAppService } from "./desired/app.ts";
 import type { PlatformInputs } from "./desired/common.ts";
 import { desiredConfigMap } from "./desired/configmap.ts";
 import { desiredDatabaseService, desiredDatabaseStatefulSet } from "./desired/database.ts";
+import { desiredMiddlewares } from "./desired/edge.ts";
 import { desiredHpa } from "./desired/hpa.ts";
 import { desiredCertificate, desiredIngress } from "./desired/ingress.ts";
 
@@ -72,6 +73,9 @@ export async function desiredChildren(
     desiredDatabaseStatefulSet(inp, templateStorage),
     desiredAppService(inp),
     desiredAppDeployment(inp, data),
+    // The Middlewares before the Ingress that references them (Traefik skips a router whose
+    // middleware is missing).
+    ...desiredMiddlewares(inp),
     desiredIngress(inp),
   ];
   const certificate = desiredCertificate(inp);

@@ -1,6 +1,7 @@
 import type { KubeClient } from "../../runtime/client.ts";
 import type { KubeObject } from "../../runtime/types.ts";
-import type { ClusterFeatures } from "./desired/common.ts";
+import type { ClusterFeatures, EdgeFeatures } from "./desired/common.ts";
+import { TRAEFIK_MIDDLEWARE_CRD } from "./desired/edge.ts";
 
 // Detection of optional cluster APIs, cached for `ttlMs` so a reconcile does not ask the API
 // server every time, and re-checked after that so installing cert-manager or a custom-metrics
@@ -27,6 +28,31 @@ interface MetricValueList {
 /** Path of the values of `metric` for the pods of a namespace (the pods are picked by labelSelector). */
 export function podMetricPath(version: string, namespace: string, metric: string): string {
   return `/apis/custom.metrics.k8s.io/${version}/namespaces/${encodeURIComponent(namespace)}/pods/*/${encodeURIComponent(metric)}`;
+}
+
+/** The Ingress classes (and the default one) and whether Traefik's Middleware CRD is established. */
+async function detectEdge(client: KubeClient): Promise<EdgeFeatures> {
+  type IngressClass = KubeObject & { spec?: { controller?: string } };
+  const list = await client.list<IngressClass>("networking.k8s.io/v1", "IngressClass", "");
+  const classes: Record<string, string> = {};
+  let defaultClass: string | undefined;
+  for (const c of list) {
+    const name = c.metadata.name ?? "";
+    classes[name] = c.spec?.controller ?? "";
+    if (c.metadata.annotations?.["ingressclass.kubernetes.io/is-default-class"] === "true")
+      defaultClass = name;
+  }
+  const mw = await client.get(
+    "apiextensions.k8s.io/v1",
+    "CustomResourceDefinition",
+    "",
+    TRAEFIK_MIDDLEWARE_CRD,
+  );
+  return {
+    classes,
+    ...(defaultClass ? { defaultClass } : {}),
+    traefikMiddleware: condTrue(mw, "Established"),
+  };
 }
 
 /** Detects cert-manager and a served custom-metrics API, caching the answer. */
@@ -57,7 +83,11 @@ export class FeatureDetector {
         break;
       }
     }
-    const value = { certManager: condTrue(crd, "Established"), customMetrics };
+    const value = {
+      certManager: condTrue(crd, "Established"),
+      customMetrics,
+      edge: await detectEdge(client),
+    };
     this.cached = { at: t, value };
     return value;
   }

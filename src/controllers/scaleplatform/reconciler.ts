@@ -20,6 +20,7 @@ import { appImage } from "./desired/app.ts";
 import { type PlatformInputs, platformInputs } from "./desired/common.ts";
 import { configData } from "./desired/configmap.ts";
 import type { RandomString } from "./desired/credentials.ts";
+import { pruneMiddlewares } from "./edgeprune.ts";
 import { FeatureDetector } from "./features.ts";
 import { type HealthProbe, HealthTracker, httpHealthProbe } from "./health.ts";
 import { checkHealth, type HealthCheckDeps } from "./healthcheck.ts";
@@ -208,6 +209,7 @@ export class ScalePlatformReconciler implements Reconciler {
     if ("conflict" in owned) return owned;
     const missing = await applyChildren(ctx, key, inp, desired.objects, owned.live, configHeld);
     await pruneChildren(ctx, this.cached, inp, desired.hpa === undefined, desired.certificate === undefined);
+    await pruneMiddlewares(ctx, this.cached, inp);
     return { live: owned.live, missing };
   }
 

@@ -2,6 +2,7 @@ import { INCLUDED_FEATURES, PLAN_TABLE, toQuantity } from "../../api/plans.ts";
 import {
   CONDITION_AUTOSCALING,
   CONDITION_CONFIGURATION_READY,
+  CONDITION_EDGE_PROTECTED,
   CONDITION_HEALTHY,
   CONDITION_PROGRESSING,
   CONDITION_READY,
@@ -16,6 +17,7 @@ import type { KubeObject } from "../../runtime/types.ts";
 import type { PlatformControllerConfig } from "./config.ts";
 import type { PlatformInputs } from "./desired/common.ts";
 import { platformUrls } from "./desired/configmap.ts";
+import { edgeCondition } from "./desired/edge.ts";
 import { activeTriggers, customMetricUsable, customTriggers } from "./desired/hpa.ts";
 import type { HealthState } from "./health.ts";
 import { uptimePercent } from "./health.ts";
@@ -239,6 +241,7 @@ export function computeStatus(i: StatusInput): ScalePlatformStatus {
     message: `steps ${stepSummary(i.steps)}`,
   });
   set(tlsCondition(i.tls));
+  set({ type: CONDITION_EDGE_PROTECTED, ...edgeCondition(inp) });
   const sp = i.secretProblems;
   set(
     sp.length > 0

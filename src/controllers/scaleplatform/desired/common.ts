@@ -26,6 +26,18 @@ export interface ClusterFeatures {
    * pods (asked only when customMetrics; absent means none).
    */
   customMetricValues?: Readonly<Record<string, boolean>>;
+  /** The Ingress classes and Traefik's Middleware CRD, for edge protection (see desired/edge.ts). */
+  edge?: EdgeFeatures;
+}
+
+/** What edge protection needs to know of the cluster's Ingress controllers. */
+export interface EdgeFeatures {
+  /** IngressClass name → its spec.controller. */
+  classes: Readonly<Record<string, string>>;
+  /** The IngressClass marked default, if any. */
+  defaultClass?: string;
+  /** Traefik's Middleware CRD (middlewares.traefik.io) is established. */
+  traefikMiddleware: boolean;
 }
 
 /** Inputs of every builder. */

@@ -2,6 +2,7 @@ import { platformAppName, platformTlsName } from "../../../api/v1alpha1/names.ts
 import type { KubeObject } from "../../../runtime/types.ts";
 import { APP_SERVICE_PORT } from "./app.ts";
 import { childMeta, nameOf, type PlatformInputs } from "./common.ts";
+import { edgeAnnotations } from "./edge.ts";
 
 // The Ingress (platform, admin and API hosts → the app Service) and, with cert-manager, the
 // Certificate whose Secret the Ingress serves. Pure.
@@ -32,10 +33,12 @@ export function desiredIngress(inp: PlatformInputs): KubeObject {
   const hosts = [inp.hosts.platform, inp.hosts.admin, inp.hosts.api];
   const backend = { service: { name: platformAppName(nameOf(inp)), port: { number: APP_SERVICE_PORT } } };
   const withTls = tlsExpected(inp);
+  const meta = childMeta(inp, platformAppName(nameOf(inp)), "app");
+  const annotations = edgeAnnotations(inp);
   return {
     apiVersion: "networking.k8s.io/v1",
     kind: "Ingress",
-    metadata: childMeta(inp, platformAppName(nameOf(inp)), "app"),
+    metadata: Object.keys(annotations).length > 0 ? { ...meta, annotations } : meta,
     spec: {
       ...(inp.spec.ingressClassName ? { ingressClassName: inp.spec.ingressClassName } : {}),
       ...(withTls ? { tls: [{ hosts, secretName: tlsSecretName(inp) }] } : {}),
