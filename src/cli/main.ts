@@ -1,3 +1,4 @@
+import { dashboardCommand } from "../dashboard/command.ts";
 import { type CliIO, nextRunsCommand } from "./next-runs.ts";
 
 // `cronscale <command> ...`: the package's bin. Each subcommand is a function from argv and IO
@@ -7,6 +8,10 @@ type Command = (argv: string[], io: CliIO) => number | Promise<number>;
 
 const COMMANDS: Record<string, { run: Command; summary: string }> = {
   "next-runs": { run: nextRunsCommand, summary: "print the next run times of a cron expression in a zone" },
+  dashboard: {
+    run: dashboardCommand,
+    summary: "serve the web dashboard (viewers sign in with a Kubernetes token)",
+  },
 };
 
 function usage(): string {

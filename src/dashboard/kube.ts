@@ -1,0 +1,172 @@
+import { KubeConfig } from "@kubernetes/client-node";
+import { API_VERSION } from "../api/v1alpha1/kind.ts";
+import { LABEL_TASK } from "../api/v1alpha1/labels.ts";
+import type { ScheduledTask } from "../api/v1alpha1/scheduledtask.ts";
+import type { TaskExecution } from "../api/v1alpha1/taskexecution.ts";
+import { ApiError } from "../runtime/errors.ts";
+import { KubeTransport } from "../runtime/rest.ts";
+import type { KubeObject } from "../runtime/types.ts";
+
+// The dashboard talks to the API server only as the viewer: every request below carries the
+// viewer's bearer token, so the API server's authentication, RBAC and the CRDs' validation apply
+// exactly as they do to `kubectl`. The dashboard's own identity is never used for a user's action.
+
+/** Who the API server says the token belongs to. */
+export interface UserInfo {
+  username: string;
+  groups: string[];
+}
+
+/** One question for SelfSubjectAccessReview. */
+export interface AccessCheck {
+  verb: string;
+  resource: string;
+  group: string;
+  namespace: string;
+}
+
+/** What the dashboard asks of the API server on behalf of one viewer. */
+export interface ViewerApi {
+  whoAmI(): Promise<UserInfo>;
+  can(check: AccessCheck): Promise<boolean>;
+  listNamespaces(): Promise<string[]>;
+  listTasks(namespace: string): Promise<ScheduledTask[]>;
+  getTask(namespace: string, name: string): Promise<ScheduledTask>;
+  createTask(task: KubeObject, dryRun: boolean): Promise<ScheduledTask>;
+  replaceTask(task: KubeObject, dryRun: boolean): Promise<ScheduledTask>;
+  patchTask(namespace: string, name: string, patch: unknown): Promise<ScheduledTask>;
+  deleteTask(namespace: string, name: string): Promise<void>;
+  listExecutions(namespace: string, task: string): Promise<TaskExecution[]>;
+  getSecret(namespace: string, name: string): Promise<KubeObject & { data?: Record<string, string> }>;
+  createSecret(secret: KubeObject): Promise<KubeObject>;
+  patchSecret(namespace: string, name: string, patch: unknown): Promise<KubeObject>;
+  deleteSecret(namespace: string, name: string): Promise<void>;
+}
+
+const TASKS = `/apis/${API_VERSION}`;
+const ns = (n: string) => encodeURIComponent(n);
+
+/** The cluster the dashboard itself reaches (server, CA), authenticated with `token` instead. */
+export function viewerKubeConfig(base: KubeConfig, token: string): KubeConfig {
+  const cluster = base.getCurrentCluster();
+  if (!cluster) throw new Error("the dashboard's kubeconfig names no current cluster");
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [cluster],
+    users: [{ name: "viewer", token }],
+    contexts: [{ name: "viewer", cluster: cluster.name, user: "viewer" }],
+    currentContext: "viewer",
+  });
+  return kc;
+}
+
+/** ViewerApi over HTTP with the viewer's token. */
+export class KubeViewerApi implements ViewerApi {
+  private readonly t: KubeTransport;
+  constructor(base: KubeConfig, token: string) {
+    this.t = KubeTransport.create(viewerKubeConfig(base, token));
+  }
+
+  async whoAmI(): Promise<UserInfo> {
+    // SelfSubjectReview: the API server authenticates the token and echoes the identity; it needs
+    // no permission, and a bad token is a 401.
+    const r = await this.t.request<{ status?: { userInfo?: { username?: string; groups?: string[] } } }>(
+      "POST",
+      "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+      { body: { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" } },
+    );
+    const u = r.status?.userInfo;
+    if (!u?.username) throw new ApiError(401, "Unauthorized", "the token names no user");
+    return { username: u.username, groups: u.groups ?? [] };
+  }
+
+  async can(c: AccessCheck): Promise<boolean> {
+    const r = await this.t.request<{ status?: { allowed?: boolean } }>(
+      "POST",
+      "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+      {
+        body: {
+          apiVersion: "authorization.k8s.io/v1",
+          kind: "SelfSubjectAccessReview",
+          spec: { resourceAttributes: c },
+        },
+      },
+    );
+    return r.status?.allowed === true;
+  }
+
+  async listNamespaces(): Promise<string[]> {
+    const r = await this.t.request<{ items: KubeObject[] }>("GET", "/api/v1/namespaces");
+    return r.items.map((i) => i.metadata.name ?? "").filter(Boolean);
+  }
+
+  async listTasks(namespace: string): Promise<ScheduledTask[]> {
+    const r = await this.t.request<{ items: ScheduledTask[] }>(
+      "GET",
+      `${TASKS}/namespaces/${ns(namespace)}/scheduledtasks`,
+    );
+    return r.items;
+  }
+
+  getTask(namespace: string, name: string): Promise<ScheduledTask> {
+    return this.t.request("GET", `${TASKS}/namespaces/${ns(namespace)}/scheduledtasks/${ns(name)}`);
+  }
+
+  createTask(task: KubeObject, dryRun: boolean): Promise<ScheduledTask> {
+    return this.t.request("POST", `${TASKS}/namespaces/${ns(task.metadata.namespace ?? "")}/scheduledtasks`, {
+      body: task,
+      query: { dryRun: dryRun ? "All" : undefined, fieldValidation: "Strict" },
+    });
+  }
+
+  replaceTask(task: KubeObject, dryRun: boolean): Promise<ScheduledTask> {
+    const { namespace = "", name = "" } = task.metadata;
+    return this.t.request("PUT", `${TASKS}/namespaces/${ns(namespace)}/scheduledtasks/${ns(name)}`, {
+      body: task,
+      query: { dryRun: dryRun ? "All" : undefined, fieldValidation: "Strict" },
+    });
+  }
+
+  patchTask(namespace: string, name: string, patch: unknown): Promise<ScheduledTask> {
+    return this.t.request("PATCH", `${TASKS}/namespaces/${ns(namespace)}/scheduledtasks/${ns(name)}`, {
+      body: patch,
+      contentType: "application/merge-patch+json",
+    });
+  }
+
+  async deleteTask(namespace: string, name: string): Promise<void> {
+    await this.t.request("DELETE", `${TASKS}/namespaces/${ns(namespace)}/scheduledtasks/${ns(name)}`, {
+      body: { propagationPolicy: "Background" },
+    });
+  }
+
+  async listExecutions(namespace: string, task: string): Promise<TaskExecution[]> {
+    const r = await this.t.request<{ items: TaskExecution[] }>(
+      "GET",
+      `${TASKS}/namespaces/${ns(namespace)}/taskexecutions`,
+      { query: { labelSelector: `${LABEL_TASK}=${task}` } },
+    );
+    return r.items;
+  }
+
+  getSecret(namespace: string, name: string): Promise<KubeObject & { data?: Record<string, string> }> {
+    return this.t.request("GET", `/api/v1/namespaces/${ns(namespace)}/secrets/${ns(name)}`);
+  }
+
+  createSecret(secret: KubeObject): Promise<KubeObject> {
+    return this.t.request("POST", `/api/v1/namespaces/${ns(secret.metadata.namespace ?? "")}/secrets`, {
+      body: secret,
+    });
+  }
+
+  patchSecret(namespace: string, name: string, patch: unknown): Promise<KubeObject> {
+    return this.t.request("PATCH", `/api/v1/namespaces/${ns(namespace)}/secrets/${ns(name)}`, {
+      body: patch,
+      contentType: "application/merge-patch+json",
+    });
+  }
+
+  async deleteSecret(namespace: string, name: string): Promise<void> {
+    await this.t.request("DELETE", `/api/v1/namespaces/${ns(namespace)}/secrets/${ns(name)}`);
+  }
+}
