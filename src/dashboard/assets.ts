@@ -13,7 +13,7 @@ const CSS = `
 @media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--muted:#9198a1;--card:#161b22;--line:#3d444d;
 --accent:#4493f8;--accent-fg:#0d1117;--ok:#3fb950;--ok-bg:#12261e;--bad:#ff7b72;--bad-bg:#2d1214;--warn:#d29922;
 --warn-bg:#2b2111;--idle:#9198a1;--idle-bg:#21262d;--focus:#4493f8}}
-*{box-sizing:border-box}body{margin:0;background:var(--bg);color:var(--fg);line-height:1.5}
+*{box-sizing:border-box}[hidden]{display:none!important}body{margin:0;background:var(--bg);color:var(--fg);line-height:1.5}
 a{color:var(--accent)}:focus-visible{outline:3px solid var(--focus);outline-offset:2px}
 .skip{position:absolute;left:-999px}.skip:focus{left:1rem;top:1rem;background:var(--card);padding:.5rem;z-index:9}
 .top{display:flex;flex-wrap:wrap;gap:1rem;align-items:center;padding:.75rem 1.25rem;border-bottom:1px solid var(--line);background:var(--card)}
@@ -37,7 +37,7 @@ button.link{background:none;border:none;color:var(--accent);padding:0;min-height
 .card h2 a{text-decoration:none}.card h2 a:hover{text-decoration:underline}
 .card header{display:flex;justify-content:space-between;gap:.5rem;align-items:start}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.25rem .75rem;margin:.5rem 0 0}
-dl.facts dt{color:var(--muted)}dl.facts dd{margin:0;overflow-wrap:anywhere}
+dl.facts dt{color:var(--muted)}dl.facts dd{margin:0;overflow-wrap:break-word;min-width:0}
 .badge{display:inline-block;border-radius:999px;padding:.1rem .6rem;font-size:.85rem;font-weight:600;white-space:nowrap}
 .badge.Running,.badge.Succeeded{background:var(--ok-bg);color:var(--ok)}
 .badge.Failed,.badge.TimedOut{background:var(--bad-bg);color:var(--bad)}
@@ -54,10 +54,12 @@ table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.4rem .5
 .error h1 .code{color:var(--muted);font-weight:400}.notice{border-left:4px solid var(--accent)}
 .error{border-left:4px solid var(--bad)}
 fieldset{border:1px solid var(--line);border-radius:8px;margin:0 0 1rem;padding:1rem}legend{font-weight:700;padding:0 .25rem}
+input[type=checkbox]{width:1.25rem;height:1.25rem;min-height:0;margin:0 .5rem 0 0;vertical-align:middle}form.inline{display:inline}
 .env-row{display:grid;grid-template-columns:1fr 2fr;gap:.5rem;margin-bottom:.5rem}
 .secret{font-family:ui-monospace,monospace}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
-@media (max-width:40rem){main{padding:.75rem}.top{padding:.5rem .75rem}.env-row{grid-template-columns:1fr}
+@media (max-width:40rem){main{padding:.75rem}.top{padding:.5rem .75rem}input[type=checkbox]{width:1.25rem;height:1.25rem;min-height:0;margin:0 .5rem 0 0;vertical-align:middle}form.inline{display:inline}
+.env-row{grid-template-columns:1fr}
 dl.facts{grid-template-columns:1fr}dl.facts dd{margin-bottom:.35rem}}
 `;
 

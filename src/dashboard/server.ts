@@ -73,7 +73,8 @@ export async function createDashboard(opts: DashboardOptions): Promise<FastifyIn
   app.addHook("onSend", async (req, reply, payload) => {
     reply.header("Content-Security-Policy", CSP);
     reply.header("X-Content-Type-Options", "nosniff");
-    reply.header("Referrer-Policy", "no-referrer");
+    // Not no-referrer: under it browsers send `Origin: null` on form posts, defeating the check.
+    reply.header("Referrer-Policy", "same-origin");
     reply.header("X-Frame-Options", "DENY");
     reply.header("Cross-Origin-Opener-Policy", "same-origin");
     if (!ASSETS[req.url]) reply.header("Cache-Control", "no-store");
