@@ -40,6 +40,20 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: Ctx): void {
     return { ns, all: all.includes(ns) ? all : [...all, ns].sort() };
   }
 
+  // Search as you type asks for the same namespace's list on every keystroke: keep the viewer's
+  // last list for a few seconds, so a burst of keystrokes costs one list call and filtering
+  // stays in memory. Full page loads and every change always read afresh.
+  const LIST_TTL_MS = 5_000;
+  async function tasksFor(s: Session, ns: string, fresh: boolean): Promise<ScheduledTask[]> {
+    s.access ??= new Map();
+    const key = `tasks/${ns}`;
+    const hit = s.access.get(key);
+    if (!fresh && hit && Date.now() - hit.at < LIST_TTL_MS) return hit.value as ScheduledTask[];
+    const tasks = await viewer(s).listTasks(ns);
+    s.access.set(key, { at: Date.now(), value: tasks });
+    return tasks;
+  }
+
   function takeFlash(s: Session): string | undefined {
     const f = s.flash;
     s.flash = undefined;
@@ -51,7 +65,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: Ctx): void {
     const q = (req.query as Q).q ?? "";
     try {
       const { ns, all } = await pickNamespace(s, (req.query as Q).namespace);
-      const [tasks, can] = await Promise.all([viewer(s).listTasks(ns), taskPermissions(s, ns)]);
+      const [tasks, can] = await Promise.all([tasksFor(s, ns, true), taskPermissions(s, ns)]);
       const shown = filterTasks(tasks, q);
       const body = TasksPage({
         namespace: ns,
@@ -74,7 +88,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: Ctx): void {
     const { q = "", namespace } = req.query as Q;
     try {
       const { ns } = await pickNamespace(s, namespace);
-      const tasks = await viewer(s).listTasks(ns);
+      const tasks = await tasksFor(s, ns, false);
       const html = renderFragment(TaskResults({ tasks: filterTasks(tasks, q), total: tasks.length, q }));
       return reply.type("text/html; charset=utf-8").send(html);
     } catch (err) {

@@ -141,6 +141,16 @@ describe("dashboard: tasks", () => {
     expect(detail.body).not.toContain("<script>alert(1)");
   });
 
+  it("shows at most 100 cards and says how many matched", async () => {
+    const viewer = admin();
+    for (let i = 0; i < 150; i++)
+      viewer.tasks.set(`default/t-${i}`, sampleTask(`t-${String(i).padStart(3, "0")}`));
+    const a = await start(viewer);
+    const { page } = await signIn(a);
+    expect(page.body.match(/data-task=/g)).toHaveLength(100);
+    expect(page.body).toContain("150 tasks; showing the first 100 by name, type more to narrow");
+  });
+
   it("hides what a read-only viewer may not do, and shows the API server's 403 for a forged post", async () => {
     const viewer = new FakeViewerApi(
       { username: "system:serviceaccount:team:reader", groups: [] },

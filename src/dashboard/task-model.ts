@@ -9,13 +9,21 @@ import type { KubeObject } from "../runtime/types.ts";
 // Pure translation between what the pages show or submit and ScheduledTask objects. Validation
 // is the API server's (a dry run); this module only shapes input and maps its answers to fields.
 
+// Readings by expression: thousands of tasks share a few dozen schedules.
+const readings = new Map<string, string>();
+
 /** Plain-language reading of a cron expression ("Every 5 minutes, Monday through Friday"). */
 export function cronReading(expr: string): string {
+  let r = readings.get(expr);
+  if (r !== undefined) return r;
   try {
-    return cronstrue.toString(expr, { use24HourTimeFormat: true, verbose: false });
+    r = cronstrue.toString(expr, { use24HourTimeFormat: true, verbose: false });
   } catch {
-    return "";
+    r = "";
   }
+  if (readings.size > 10_000) readings.clear();
+  readings.set(expr, r);
+  return r;
 }
 
 /** A time in `zone`, as people read it: "2026-11-23 10:05:00 +01:00". */
@@ -31,6 +39,9 @@ export function formatTime(iso: string | undefined, zone: string): string {
     return d.toISOString();
   }
 }
+
+/** Most cards on one page: past this, the page asks for a narrower search. */
+export const CARDS_LIMIT = 100;
 
 /** Tasks whose name contains `q` (case-insensitive), by name. */
 export function filterTasks<T extends { metadata: { name?: string } }>(tasks: readonly T[], q: string): T[] {

@@ -1,5 +1,5 @@
 import type { ScheduledTask } from "../../api/v1alpha1/scheduledtask.ts";
-import { cronReading, formatTime } from "../task-model.ts";
+import { CARDS_LIMIT, cronReading, formatTime } from "../task-model.ts";
 import { html, type VNode } from "./html.ts";
 import { TASKS_PATH } from "./layout.ts";
 
@@ -36,18 +36,14 @@ function Card({ task }: { task: ScheduledTask }): VNode {
   </li>`;
 }
 
-/** The result area the search replaces: a count for screen readers and the cards. */
-export function TaskResults({
-  tasks,
-  total,
-  q,
-}: {
-  tasks: ScheduledTask[];
-  total: number;
-  q: string;
-}): VNode {
+/** The result area the search replaces: a count for screen readers and the cards (at most CARDS_LIMIT). */
+export function TaskResults(props: { tasks: ScheduledTask[]; total: number; q: string }): VNode {
+  const { total, q } = props;
+  const tasks = props.tasks.slice(0, CARDS_LIMIT);
+  const matched = props.tasks.length;
   const count =
-    q === "" ? `${total} task${total === 1 ? "" : "s"}` : `${tasks.length} of ${total} tasks match “${q}”`;
+    (q === "" ? `${total} task${total === 1 ? "" : "s"}` : `${matched} of ${total} tasks match “${q}”`) +
+    (matched > tasks.length ? `; showing the first ${tasks.length} by name, type more to narrow` : "");
   return html`<p class="muted" role="status" aria-live="polite" id="task-count">${count}</p>
     ${
       tasks.length === 0
