@@ -60,7 +60,10 @@ input[type=checkbox]{width:1.25rem;height:1.25rem;min-height:0;margin:0 .5rem 0 
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 @media (max-width:40rem){main{padding:.75rem}.top{padding:.5rem .75rem}input[type=checkbox]{width:1.25rem;height:1.25rem;min-height:0;margin:0 .5rem 0 0;vertical-align:middle}form.inline{display:inline}
 .env-row{grid-template-columns:1fr}
-dl.facts{grid-template-columns:1fr}dl.facts dd{margin-bottom:.35rem}}
+dl.facts{grid-template-columns:1fr}dl.facts dd{margin-bottom:.35rem}
+table.stack thead{position:absolute;left:-999px}table.stack tr{display:block;border-bottom:1px solid var(--line);padding:.5rem 0}
+table.stack td,table.stack th{display:block;border:0;padding:.1rem 0}
+table.stack td[data-label]::before{content:attr(data-label) ": ";color:var(--muted)}}
 `;
 
 const JS = `

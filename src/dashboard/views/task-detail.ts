@@ -27,7 +27,7 @@ function EnvTable(p: {
   const env = p.task.spec.env ?? [];
   if (env.length === 0) return html`<p class="muted">No environment variables.</p>`;
   const href = taskHref(p.task.metadata.namespace ?? "", p.task.metadata.name ?? "");
-  return html`<div class="table-wrap"><table>
+  return html`<div class="table-wrap"><table class="stack">
     <thead><tr><th scope="col">Name</th><th scope="col">Value</th><th scope="col">Source</th></tr></thead>
     <tbody>${env.map((e) => {
       const shown = p.revealed?.name === e.name;
@@ -36,7 +36,7 @@ function EnvTable(p: {
         : "inline";
       return html`<tr>
         <th scope="row"><code>${e.name}</code></th>
-        <td class="secret">${
+        <td class="secret" data-label="Value">${
           shown
             ? html`<output aria-label=${`Value of ${e.name}`}>${p.revealed?.value}</output>`
             : html`<span aria-label="hidden value">••••••••</span> ${
@@ -45,21 +45,21 @@ function EnvTable(p: {
                   <${Csrf} session=${p.session} /><button type="submit" class="link" aria-label=${`Reveal ${e.name}`}>Reveal</button></form>`
               }`
         }</td>
-        <td class="muted">${source}</td>
+        <td class="muted" data-label="Source">${source}</td>
       </tr>`;
     })}</tbody></table></div>`;
 }
 
 function History({ executions, zone }: { executions: TaskExecution[]; zone: string }): VNode {
   if (executions.length === 0) return html`<p class="muted">No finished runs yet.</p>`;
-  return html`<div class="table-wrap"><table>
+  return html`<div class="table-wrap"><table class="stack">
     <thead><tr><th scope="col">Started</th><th scope="col">Result</th><th scope="col">Trigger</th><th scope="col">Duration</th><th scope="col">Output</th></tr></thead>
     <tbody>${executions.map(
       (x) => html`<tr>
-        <td><${Time} iso=${x.spec.startTime ?? x.spec.scheduledTime ?? x.spec.completionTime} zone=${zone} /></td>
-        <td><${Badge} value=${x.spec.result} /> <span class="muted">${x.spec.message}</span></td>
-        <td>${x.spec.trigger}</td>
-        <td>${x.spec.durationSeconds} s</td>
+        <td data-label="Started"><${Time} iso=${x.spec.startTime ?? x.spec.scheduledTime ?? x.spec.completionTime} zone=${zone} /></td>
+        <td data-label="Result"><${Badge} value=${x.spec.result} /> <span class="muted">${x.spec.message}</span></td>
+        <td data-label="Trigger">${x.spec.trigger}</td>
+        <td data-label="Duration">${x.spec.durationSeconds} s</td>
         <td><details><summary>Output${x.spec.outputTruncated ? " (start cut)" : ""}</summary><pre>${x.spec.output || "(no output)"}</pre></details></td>
       </tr>`,
     )}</tbody></table></div>`;
