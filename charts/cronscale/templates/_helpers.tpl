@@ -44,3 +44,18 @@ app.kubernetes.io/component: operator
 {{- define "cronscale.image" -}}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
 {{- end }}
+
+{{/* Labels of the dashboard's objects; its pods are selected by the last three. */}}
+{{- define "cronscale.dashboardLabels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: cronscale
+{{ include "cronscale.dashboardSelectorLabels" . }}
+{{- end }}
+
+{{- define "cronscale.dashboardSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "cronscale.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: dashboard
+{{- end }}
