@@ -47,7 +47,7 @@ pre{background:var(--bg);border:1px solid var(--line);border-radius:6px;padding:
 .actions{display:flex;flex-wrap:wrap;gap:.5rem;margin:0 0 1rem}.actions form{margin:0}
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid var(--line);vertical-align:top}
 .table-wrap{overflow-x:auto}
-.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(15rem,1fr));gap:1rem}
+.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,19rem),1fr));gap:1rem}
 .field{margin-bottom:1rem}.hint{color:var(--muted);font-size:.9rem;margin:.25rem 0 0}
 .field-error{color:var(--bad);font-weight:600;margin:.25rem 0 0}
 [aria-invalid=true]{border-color:var(--bad);border-width:2px}

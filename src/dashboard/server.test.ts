@@ -248,9 +248,7 @@ describe("dashboard: tasks", () => {
       plan: "Micro",
     });
     expect(res.statusCode).toBe(422);
-    expect(res.body).toMatch(
-      /id="schedule-error">spec\.schedule: spec\.schedule must have exactly five fields/,
-    );
+    expect(res.body).toMatch(/id="schedule-error">spec\.schedule must have exactly five fields/);
     expect(res.body).toMatch(/id="schedule"[^>]*aria-invalid="true"/);
     expect(res.body).toContain('value="ok-name"');
     expect(viewer.tasks.size).toBe(0);

@@ -247,7 +247,9 @@ export function apiErrorsByField(err: unknown): { fields: Record<string, string[
   const causes = body?.details?.causes ?? [];
   for (const c of causes) {
     const field = formFieldOf(c.field ?? "");
-    const text = c.field ? `${c.field}: ${c.message ?? ""}` : (c.message ?? "");
+    // Schema messages name the field themselves ("spec.x in body should be ..."); CEL ones may not.
+    const message = c.message ?? "";
+    const text = c.field && !message.includes(c.field) ? `${c.field}: ${message}` : message;
     if (field) addTo(fields, field, text);
     else general.push(text);
   }

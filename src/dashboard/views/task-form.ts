@@ -154,12 +154,12 @@ export function TaskFormPage(p: {
         </div>
       </fieldset>
       <fieldset><legend>Environment variables</legend>
-        <p class="hint">Values are stored in a Secret owned by the task, never in the task itself.${editing ? " Leave a value empty to keep the current one." : ""}</p>
+        <p class="hint">Values are stored in a Secret owned by the task, never in the task itself; they are not shown again after saving.${editing ? " Leave a value empty to keep the current one." : ""}</p>
         ${(errors.env ?? []).length > 0 && html`<p class="field-error" id="env-error">${(errors.env ?? []).join(" · ")}</p>`}
         ${rows.map(
           (r, i) => html`<div class="env-row">
             <div><label for=${`env-name-${i}`}>Name ${i + 1}</label><input id=${`env-name-${i}`} name="env_name" value=${r.name} autocomplete="off" /></div>
-            <div><label for=${`env-value-${i}`}>Value ${i + 1}</label><input id=${`env-value-${i}`} name="env_value" type="password" autocomplete="off" value=""
+            <div><label for=${`env-value-${i}`}>Value ${i + 1}</label><input id=${`env-value-${i}`} name="env_value" type="password" autocomplete="off" value=${r.value}
               placeholder=${editing && r.name ? "unchanged" : ""} /></div></div>`,
         )}
       </fieldset>
