@@ -54,12 +54,16 @@ export function serviceAccountNamespace(username: string): string | undefined {
 }
 
 /**
- * Namespaces whose tasks the viewer may list. Those the viewer may list namespaces for, else the
+ * Namespaces where the viewer may list `resource`. Those the viewer may list namespaces for, else the
  * configured candidates and the viewer's own ServiceAccount namespace; each kept only when a
  * SelfSubjectAccessReview says the viewer may list tasks there.
  */
-export function visibleNamespaces(session: Session, candidates: readonly string[]): Promise<string[]> {
-  return cached(session, "namespaces", async () => {
+export function visibleNamespaces(
+  session: Session,
+  candidates: readonly string[],
+  resource = "scheduledtasks",
+): Promise<string[]> {
+  return cached(session, `namespaces/${resource}`, async () => {
     const v = api(session);
     let names: string[];
     try {
@@ -69,9 +73,9 @@ export function visibleNamespaces(session: Session, candidates: readonly string[
       const own = serviceAccountNamespace(session.user?.username ?? "");
       names = [...new Set([...candidates, ...(own ? [own] : [])])];
     }
-    const everywhere = await allowed(session, "list", "scheduledtasks", "");
+    const everywhere = await allowed(session, "list", resource, "");
     if (everywhere) return names.sort();
-    const ok = await Promise.all(names.map((n) => allowed(session, "list", "scheduledtasks", n)));
+    const ok = await Promise.all(names.map((n) => allowed(session, "list", resource, n)));
     return names.filter((_, i) => ok[i]).sort();
   });
 }

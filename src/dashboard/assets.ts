@@ -19,7 +19,8 @@ a{color:var(--accent)}:focus-visible{outline:3px solid var(--focus);outline-offs
 .top{display:flex;flex-wrap:wrap;gap:1rem;align-items:center;padding:.75rem 1.25rem;border-bottom:1px solid var(--line);background:var(--card)}
 .brand{font-weight:700;text-decoration:none;color:var(--fg);font-size:1.1rem}
 .top nav a{margin-right:1rem}.top nav a[aria-current=page]{font-weight:600}
-.user{margin-left:auto;display:flex;gap:.75rem;align-items:center}.who{color:var(--muted);overflow-wrap:anywhere}
+.top nav a{white-space:nowrap}button.link{white-space:nowrap}.steps{list-style:none;padding:0}.steps li{margin:.4rem 0}
+.plan-choice{display:flex;align-items:center;gap:.25rem;margin:0}.user{margin-left:auto;display:flex;gap:.75rem;align-items:center}.who{color:var(--muted);overflow-wrap:anywhere}
 main{max-width:72rem;margin:0 auto;padding:1.25rem}main:focus{outline:none}
 h1{font-size:1.5rem;margin:.25rem 0 1rem}h2{font-size:1.15rem;margin:.25rem 0}
 .bar{display:flex;flex-wrap:wrap;gap:.75rem;align-items:end;margin-bottom:1rem}
@@ -53,12 +54,12 @@ table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.4rem .5
 [aria-invalid=true]{border-color:var(--bad);border-width:2px}
 .error h1 .code{color:var(--muted);font-weight:400}.notice{border-left:4px solid var(--accent)}
 .error{border-left:4px solid var(--bad)}
-fieldset{border:1px solid var(--line);border-radius:8px;margin:0 0 1rem;padding:1rem}legend{font-weight:700;padding:0 .25rem}
-input[type=checkbox]{width:1.25rem;height:1.25rem;min-height:0;margin:0 .5rem 0 0;vertical-align:middle}form.inline{display:inline}
+fieldset{min-width:0;border:1px solid var(--line);border-radius:8px;margin:0 0 1rem;padding:1rem}legend{font-weight:700;padding:0 .25rem}
+input[type=checkbox],input[type=radio]{width:1.25rem;height:1.25rem;min-height:0;margin:0 .5rem 0 0;vertical-align:middle}form.inline{display:inline}
 .env-row{display:grid;grid-template-columns:1fr 2fr;gap:.5rem;margin-bottom:.5rem}
 .secret{font-family:ui-monospace,monospace}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
-@media (max-width:40rem){main{padding:.75rem}.top{padding:.5rem .75rem}input[type=checkbox]{width:1.25rem;height:1.25rem;min-height:0;margin:0 .5rem 0 0;vertical-align:middle}form.inline{display:inline}
+@media (max-width:40rem){main{padding:.75rem}.top{padding:.5rem .75rem}input[type=checkbox],input[type=radio]{width:1.25rem;height:1.25rem;min-height:0;margin:0 .5rem 0 0;vertical-align:middle}form.inline{display:inline}
 .env-row{grid-template-columns:1fr}
 dl.facts{grid-template-columns:1fr}dl.facts dd{margin-bottom:.35rem}
 table.stack thead{position:absolute;left:-999px}table.stack tr{display:block;border-bottom:1px solid var(--line);padding:.5rem 0}
@@ -96,6 +97,11 @@ function localTimes(root){
 document.addEventListener("DOMContentLoaded",function(){
   document.querySelectorAll("[data-partial]").forEach(live);
   document.querySelectorAll("[data-js-hide]").forEach(function(e){e.hidden=true});
+  document.querySelectorAll("[data-sse]").forEach(function(el){
+    if(!window.EventSource)return;
+    var es=new EventSource(el.getAttribute("data-sse"));
+    es.addEventListener("steps",function(e){el.innerHTML=e.data});
+  });
   localTimes(document);
 });
 })();

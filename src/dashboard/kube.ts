@@ -1,6 +1,7 @@
 import { KubeConfig } from "@kubernetes/client-node";
 import { API_VERSION } from "../api/v1alpha1/kind.ts";
 import { LABEL_TASK } from "../api/v1alpha1/labels.ts";
+import type { ScalePlatform } from "../api/v1alpha1/scaleplatform.ts";
 import type { ScheduledTask } from "../api/v1alpha1/scheduledtask.ts";
 import type { TaskExecution } from "../api/v1alpha1/taskexecution.ts";
 import { ApiError } from "../runtime/errors.ts";
@@ -41,6 +42,16 @@ export interface ViewerApi {
   createSecret(secret: KubeObject): Promise<KubeObject>;
   patchSecret(namespace: string, name: string, patch: unknown): Promise<KubeObject>;
   deleteSecret(namespace: string, name: string): Promise<void>;
+  listPlatforms(namespace: string): Promise<ScalePlatform[]>;
+  getPlatform(namespace: string, name: string): Promise<ScalePlatform>;
+  createPlatform(platform: KubeObject, dryRun: boolean): Promise<ScalePlatform>;
+  /** Follows one platform: `onChange` gets each new version until `signal` aborts or the watch ends. */
+  watchPlatform(
+    namespace: string,
+    name: string,
+    onChange: (p: ScalePlatform) => void,
+    signal: AbortSignal,
+  ): Promise<void>;
 }
 
 const TASKS = `/apis/${API_VERSION}`;
@@ -168,5 +179,54 @@ export class KubeViewerApi implements ViewerApi {
 
   async deleteSecret(namespace: string, name: string): Promise<void> {
     await this.t.request("DELETE", `/api/v1/namespaces/${ns(namespace)}/secrets/${ns(name)}`);
+  }
+
+  async listPlatforms(namespace: string): Promise<ScalePlatform[]> {
+    const r = await this.t.request<{ items: ScalePlatform[] }>(
+      "GET",
+      `${TASKS}/namespaces/${ns(namespace)}/scaleplatforms`,
+    );
+    return r.items;
+  }
+
+  getPlatform(namespace: string, name: string): Promise<ScalePlatform> {
+    return this.t.request("GET", `${TASKS}/namespaces/${ns(namespace)}/scaleplatforms/${ns(name)}`);
+  }
+
+  createPlatform(platform: KubeObject, dryRun: boolean): Promise<ScalePlatform> {
+    const path = `${TASKS}/namespaces/${ns(platform.metadata.namespace ?? "")}/scaleplatforms`;
+    return this.t.request("POST", path, {
+      body: platform,
+      query: { dryRun: dryRun ? "All" : undefined, fieldValidation: "Strict" },
+    });
+  }
+
+  async watchPlatform(
+    namespace: string,
+    name: string,
+    onChange: (p: ScalePlatform) => void,
+    signal: AbortSignal,
+  ): Promise<void> {
+    // A watch of this one object as the viewer (RBAC `watch`), so the page's live steps need no
+    // cache with the dashboard's own rights. It ends on abort (the browser left) or by the server.
+    const done = new Promise<void>((resolve) => {
+      this.t
+        .watch(
+          `${TASKS}/namespaces/${ns(namespace)}/scaleplatforms`,
+          { fieldSelector: `metadata.name=${name}`, allowWatchBookmarks: false },
+          (type, obj) => {
+            if (type === "ADDED" || type === "MODIFIED") onChange(obj as ScalePlatform);
+          },
+          () => resolve(),
+        )
+        .then(
+          (ctl) => {
+            if (signal.aborted) ctl.abort();
+            else signal.addEventListener("abort", () => ctl.abort(), { once: true });
+          },
+          () => resolve(),
+        );
+    });
+    await done;
   }
 }

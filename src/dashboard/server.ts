@@ -5,6 +5,7 @@ import type { Logger } from "pino";
 import { ApiError } from "../runtime/errors.ts";
 import { ASSETS } from "./assets.ts";
 import type { ViewerApi } from "./kube.ts";
+import { registerPlatformRoutes } from "./routes-platforms.ts";
 import { registerTaskRoutes } from "./routes-tasks.ts";
 import { csrfMatches, type Session, SessionStore, sameOrigin } from "./sessions.ts";
 import { renderPage, type VNode } from "./views/html.ts";
@@ -205,5 +206,6 @@ export async function createDashboard(opts: DashboardOptions): Promise<FastifyIn
   });
 
   registerTaskRoutes(app, ctx);
+  registerPlatformRoutes(app, ctx);
   return app;
 }

@@ -237,7 +237,10 @@ export function formFieldOf(path: string): string {
 }
 
 /** Splits an API server refusal into messages per form field and the rest. */
-export function apiErrorsByField(err: unknown): { fields: Record<string, string[]>; general: string[] } {
+export function apiErrorsByField(
+  err: unknown,
+  fieldOf: (path: string) => string = formFieldOf,
+): { fields: Record<string, string[]>; general: string[] } {
   const fields: Record<string, string[]> = {};
   const general: string[] = [];
   if (!(err instanceof ApiError)) return { fields, general: [(err as Error).message] };
@@ -246,7 +249,7 @@ export function apiErrorsByField(err: unknown): { fields: Record<string, string[
     | undefined;
   const causes = body?.details?.causes ?? [];
   for (const c of causes) {
-    const field = formFieldOf(c.field ?? "");
+    const field = fieldOf(c.field ?? "");
     // Schema messages name the field themselves ("spec.x in body should be ..."); CEL ones may not.
     const message = c.message ?? "";
     const text = c.field && !message.includes(c.field) ? `${c.field}: ${message}` : message;

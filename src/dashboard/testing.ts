@@ -1,3 +1,4 @@
+import type { ScalePlatform } from "../api/v1alpha1/scaleplatform.ts";
 import type { ScheduledTask } from "../api/v1alpha1/scheduledtask.ts";
 import type { TaskExecution } from "../api/v1alpha1/taskexecution.ts";
 import { ApiError } from "../runtime/errors.ts";
@@ -16,6 +17,8 @@ export class FakeViewerApi implements ViewerApi {
   readonly executions: TaskExecution[] = [];
   readonly secrets = new Map<string, Obj>();
   readonly calls: string[] = [];
+  readonly platforms = new Map<string, ScalePlatform>();
+  private readonly watchers = new Set<(p: ScalePlatform) => void>();
   readonly user: UserInfo | undefined;
   readonly allow: Set<string>;
   readonly namespaces: string[];
@@ -146,6 +149,52 @@ export class FakeViewerApi implements ViewerApi {
     this.check("delete", "secrets", namespace);
     this.secrets.delete(`${namespace}/${name}`);
   }
+  async listPlatforms(namespace: string): Promise<ScalePlatform[]> {
+    this.check("list", "scaleplatforms", namespace);
+    return [...this.platforms.values()].filter((p) => p.metadata.namespace === namespace);
+  }
+  async getPlatform(namespace: string, name: string): Promise<ScalePlatform> {
+    this.check("get", "scaleplatforms", namespace);
+    const p = this.platforms.get(`${namespace}/${name}`);
+    if (!p) throw new ApiError(404, "NotFound", `scaleplatforms "${name}" not found`);
+    return p;
+  }
+  async createPlatform(platform: KubeObject, dryRun: boolean): Promise<ScalePlatform> {
+    const ns = platform.metadata.namespace ?? "";
+    this.check("create", "scaleplatforms", ns);
+    const host = (platform.spec as { domains?: { platform?: string } }).domains?.platform ?? "";
+    if (!/^[a-z0-9.-]+$/.test(host))
+      throw new ApiError(422, "Invalid", "invalid", {
+        message: "ScalePlatform is invalid",
+        details: {
+          causes: [{ field: "spec.domains.platform", message: "spec.domains.platform must be a host name" }],
+        },
+      });
+    this.calls.push(`create platform${dryRun ? " dry-run" : ""} ${ns}/${platform.metadata.name}`);
+    if (!dryRun) this.setPlatform(platform as ScalePlatform);
+    return platform as ScalePlatform;
+  }
+  async watchPlatform(
+    namespace: string,
+    name: string,
+    onChange: (p: ScalePlatform) => void,
+    signal: AbortSignal,
+  ): Promise<void> {
+    this.check("watch", "scaleplatforms", namespace);
+    const w = (p: ScalePlatform) => {
+      if (p.metadata.namespace === namespace && p.metadata.name === name) onChange(p);
+    };
+    const current = this.platforms.get(`${namespace}/${name}`);
+    if (current) onChange(current);
+    this.watchers.add(w);
+    await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+    this.watchers.delete(w);
+  }
+  /** Stores a platform (as the operator's status write would) and tells the watchers. */
+  setPlatform(p: ScalePlatform): void {
+    this.platforms.set(`${p.metadata.namespace}/${p.metadata.name}`, p);
+    for (const w of this.watchers) w(p);
+  }
 }
 
 /** A stored task with defaults, for tests. */
@@ -174,4 +223,27 @@ export function sampleTask(
     },
     status: { phase: "Running" },
   };
+}
+
+/** Signs in through the form of an in-process dashboard (fastify inject); returns cookie and CSRF token. */
+export async function injectSignIn(
+  app: {
+    inject: (o: object) => Promise<{ statusCode: number; body: string; headers: Record<string, unknown> }>;
+  },
+  token: string,
+  page: string,
+): Promise<{ cookie: string; csrf: string; body: string }> {
+  const cookieOf = (h: Record<string, unknown>) => String(h["set-cookie"] ?? "").split(";")[0] ?? "";
+  const csrfOf = (html: string) => /name="_csrf" value="([^"]+)"/.exec(html)?.[1] ?? "";
+  const form = await app.inject({ method: "GET", url: "/dashboard/sign-in" });
+  const res = await app.inject({
+    method: "POST",
+    url: "/dashboard/sign-in",
+    headers: { cookie: cookieOf(form.headers), origin: "http://dash.test", host: "dash.test" },
+    payload: { _csrf: csrfOf(form.body), token, next: page },
+  });
+  if (res.statusCode !== 303) throw new Error(`sign-in answered ${res.statusCode}`);
+  const cookie = cookieOf(res.headers);
+  const got = await app.inject({ method: "GET", url: page, headers: { cookie } });
+  return { cookie, csrf: csrfOf(got.body), body: got.body };
 }

@@ -5,6 +5,7 @@ import { html, type VNode } from "./html.ts";
 /** Where the dashboard's routes live. */
 export const BASE = "/dashboard";
 export const TASKS_PATH = `${BASE}/compute/serverless/tasks`;
+export const PLATFORMS_PATH = `${BASE}/compute/platforms/scale`;
 export const SIGN_IN_PATH = `${BASE}/sign-in`;
 export const SIGN_OUT_PATH = `${BASE}/sign-out`;
 
@@ -31,7 +32,7 @@ export function Layout(props: { title: string; session?: Session; children: unkn
         <a class="brand" href=${TASKS_PATH}>cronscale</a>
         ${
           session?.user &&
-          html`<nav aria-label="Main"><a href=${TASKS_PATH} aria-current=${title === "Tasks" ? "page" : undefined}>Tasks</a></nav>
+          html`<nav aria-label="Main"><a href=${TASKS_PATH} aria-current=${title === "Tasks" ? "page" : undefined}>Tasks</a><a href=${PLATFORMS_PATH} aria-current=${title === "Platforms" ? "page" : undefined}>Platforms</a></nav>
             <form method="post" action=${SIGN_OUT_PATH} class="user">
               <span class="who" title="Signed in as">${session.user.username}</span>
               <${Csrf} session=${session} />
