@@ -45,6 +45,7 @@ export interface ViewerApi {
   listPlatforms(namespace: string): Promise<ScalePlatform[]>;
   getPlatform(namespace: string, name: string): Promise<ScalePlatform>;
   createPlatform(platform: KubeObject, dryRun: boolean): Promise<ScalePlatform>;
+  patchPlatform(namespace: string, name: string, patch: unknown): Promise<ScalePlatform>;
   /** Follows one platform: `onChange` gets each new version until `signal` aborts or the watch ends. */
   watchPlatform(
     namespace: string,
@@ -198,6 +199,13 @@ export class KubeViewerApi implements ViewerApi {
     return this.t.request("POST", path, {
       body: platform,
       query: { dryRun: dryRun ? "All" : undefined, fieldValidation: "Strict" },
+    });
+  }
+
+  patchPlatform(namespace: string, name: string, patch: unknown): Promise<ScalePlatform> {
+    return this.t.request("PATCH", `${TASKS}/namespaces/${ns(namespace)}/scaleplatforms/${ns(name)}`, {
+      body: patch,
+      contentType: "application/merge-patch+json",
     });
   }
 

@@ -122,4 +122,48 @@ describe("dashboard: platforms", () => {
     expect(text).toContain('data-step="InfrastructureProvisioned" data-state="Done"');
     abort.abort();
   });
+
+  it("reveals the admin credentials on a POST only to who may read Secrets; stops and starts", async () => {
+    const viewer = new FakeViewerApi({ username: "e", groups: [] }, new Set(["* * *"]));
+    viewer.platforms.set("default/shop", platform("shop", { credentialsSecretName: "shop-credentials" }));
+    const b64 = (v: string) => Buffer.from(v).toString("base64");
+    viewer.secrets.set("default/shop-credentials", {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "shop-credentials" },
+      data: {
+        "admin-username": b64("admin"),
+        "admin-password": b64("s3cret-pass"),
+        "api-key": b64("csk_abc"),
+      },
+    });
+    const a = await start(viewer);
+    const page = `${PLATFORMS}/deploy?namespace=default&name=shop`;
+    const { cookie, csrf, body } = await injectSignIn(a, TOKEN, page);
+    expect(body).not.toContain("s3cret-pass");
+    expect(body).toContain("Reveal credentials");
+    const shown = await post(a, `${PLATFORMS}/default/shop/credentials`, cookie, { _csrf: csrf });
+    expect(shown.headers["cache-control"]).toBe("no-store");
+    expect(shown.body).toContain("s3cret-pass");
+    expect(shown.body).toContain("csk_abc");
+    const stop = await post(a, `${PLATFORMS}/default/shop/stop`, cookie, { _csrf: csrf });
+    expect(stop.statusCode).toBe(303);
+    expect(viewer.platforms.get("default/shop")?.spec.stopped).toBe(true);
+    const after = await a.inject({ method: "GET", url: page, headers: { cookie } });
+    expect(after.body).toContain(">Start<");
+
+    const reader = new FakeViewerApi(
+      { username: "r", groups: [] },
+      new Set(["get scaleplatforms default", "list scaleplatforms default"]),
+    );
+    reader.platforms = viewer.platforms;
+    await a.close();
+    const b = await start(reader);
+    const r = await injectSignIn(b, TOKEN, page);
+    expect(r.body).not.toContain("Reveal credentials");
+    expect(r.body).not.toContain(">Stop<");
+    const forged = await post(b, `${PLATFORMS}/default/shop/credentials`, r.cookie, { _csrf: r.csrf });
+    expect(forged.statusCode).toBe(403);
+    expect(forged.body).not.toContain("s3cret-pass");
+  });
 });

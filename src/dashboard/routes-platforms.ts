@@ -1,4 +1,4 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyReply } from "fastify";
 import { API_VERSION } from "../api/v1alpha1/kind.ts";
 import { DEFAULT_PLATFORM_CONFIG } from "../controllers/scaleplatform/config.ts";
 import { ApiError } from "../runtime/errors.ts";
@@ -8,7 +8,14 @@ import type { Session } from "./sessions.ts";
 import { apiErrorsByField } from "./task-model.ts";
 import { renderFragment } from "./views/html.ts";
 import { PLATFORMS_PATH } from "./views/layout.ts";
-import { type DeployForm, DeployPage, PlatformsPage, ProgressPage, Steps } from "./views/platforms.ts";
+import {
+  CREDENTIAL_ROWS,
+  type DeployForm,
+  DeployPage,
+  PlatformsPage,
+  ProgressPage,
+  Steps,
+} from "./views/platforms.ts";
 
 type Q = Record<string, string | undefined>;
 
@@ -37,6 +44,84 @@ export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
     return { ns, all: all.includes(ns) ? all : [...all, ns].sort() };
   };
 
+  async function platformPage(
+    reply: FastifyReply,
+    s: Session,
+    ns: string,
+    name: string,
+    revealed?: Record<string, string>,
+  ) {
+    const [platform, patch, readSecrets] = await Promise.all([
+      viewer(s).getPlatform(ns, name),
+      allowed(s, "patch", "scaleplatforms", ns),
+      allowed(s, "get", "secrets", ns),
+    ]);
+    const eventsHref = `${PLATFORMS_PATH}/${encodeURIComponent(ns)}/${encodeURIComponent(name)}/events`;
+    const flash = s.flash;
+    s.flash = undefined;
+    const body = ProgressPage({
+      platform,
+      session: s,
+      can: { patch, readSecrets },
+      revealed,
+      flash,
+      eventsHref,
+      prices: PRICES,
+      currency,
+    });
+    return ctx.page(reply, s, name, body);
+  }
+
+  // Admin credentials on request: a POST (CSRF), read from the generated Secret as the viewer,
+  // logged without the values; the page is never cached (Cache-Control: no-store on every page).
+  app.post(`${PLATFORMS_PATH}/:ns/:name/credentials`, async (req, reply) => {
+    const s = req.session as Session;
+    const { ns, name } = req.params as { ns: string; name: string };
+    try {
+      const platform = await viewer(s).getPlatform(ns, name);
+      const secretName = platform.status?.credentialsSecretName;
+      if (!secretName) throw new ApiError(404, "NotFound", `platform ${name} has no credentials yet`);
+      const secret = await viewer(s).getSecret(ns, secretName);
+      const revealed = Object.fromEntries(
+        CREDENTIAL_ROWS.map(([key]) => [
+          key,
+          Buffer.from(secret.data?.[key] ?? "", "base64").toString("utf8"),
+        ]),
+      );
+      req.log.info(
+        { user: s.user?.username, namespace: ns, platform: name },
+        "platform credentials revealed",
+      );
+      return await platformPage(reply, s, ns, name, revealed);
+    } catch (err) {
+      return ctx.fail(reply, s, err);
+    }
+  });
+
+  for (const [action, stopped] of [
+    ["stop", true],
+    ["start", false],
+  ] as const) {
+    app.post(`${PLATFORMS_PATH}/:ns/:name/${action}`, async (req, reply) => {
+      const s = req.session as Session;
+      const { ns, name } = req.params as { ns: string; name: string };
+      try {
+        await viewer(s).patchPlatform(ns, name, { spec: { stopped } });
+        req.log.info(
+          { user: s.user?.username, namespace: ns, platform: name, stopped },
+          "platform stop/start",
+        );
+        s.flash = stopped ? "Stopping: the app scales to zero, data is kept." : "Starting.";
+        return reply.redirect(
+          `${PLATFORMS_PATH}/deploy?namespace=${encodeURIComponent(ns)}&name=${encodeURIComponent(name)}`,
+          303,
+        );
+      } catch (err) {
+        return ctx.fail(reply, s, err);
+      }
+    });
+  }
+
   app.get(PLATFORMS_PATH, async (req, reply) => {
     const s = req.session as Session;
     try {
@@ -63,11 +148,7 @@ export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
     const { namespace, name } = req.query as Q;
     try {
       const { ns } = await pickNamespace(s, namespace);
-      if (name) {
-        const platform = await viewer(s).getPlatform(ns, name);
-        const eventsHref = `${PLATFORMS_PATH}/${encodeURIComponent(ns)}/${encodeURIComponent(name)}/events`;
-        return ctx.page(reply, s, name, ProgressPage({ platform, eventsHref, prices: PRICES, currency }));
-      }
+      if (name) return await platformPage(reply, s, ns, name);
       const form: DeployForm = { name: "", plan: "Standard", domain: "", storeName: "", contactEmail: "" };
       return ctx.page(
         reply,

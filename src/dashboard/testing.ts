@@ -17,7 +17,7 @@ export class FakeViewerApi implements ViewerApi {
   readonly executions: TaskExecution[] = [];
   readonly secrets = new Map<string, Obj>();
   readonly calls: string[] = [];
-  readonly platforms = new Map<string, ScalePlatform>();
+  platforms = new Map<string, ScalePlatform>();
   private readonly watchers = new Set<(p: ScalePlatform) => void>();
   readonly user: UserInfo | undefined;
   readonly allow: Set<string>;
@@ -173,6 +173,14 @@ export class FakeViewerApi implements ViewerApi {
     this.calls.push(`create platform${dryRun ? " dry-run" : ""} ${ns}/${platform.metadata.name}`);
     if (!dryRun) this.setPlatform(platform as ScalePlatform);
     return platform as ScalePlatform;
+  }
+  async patchPlatform(namespace: string, name: string, patch: unknown): Promise<ScalePlatform> {
+    this.check("patch", "scaleplatforms", namespace);
+    const p = await this.getPlatform(namespace, name);
+    const next = { ...p, spec: { ...p.spec, ...(patch as { spec?: object }).spec } };
+    this.setPlatform(next);
+    this.calls.push(`patch platform ${namespace}/${name} ${JSON.stringify(patch)}`);
+    return next;
   }
   async watchPlatform(
     namespace: string,

@@ -153,9 +153,45 @@ export function Steps({ platform }: { platform: ScalePlatform }): VNode {
     })}</ol>`;
 }
 
+/** Keys of the generated credentials Secret, in the order shown. */
+export const CREDENTIAL_ROWS = [
+  ["admin-username", "Admin user"],
+  ["admin-password", "Admin password"],
+  ["api-key", "API key"],
+] as const;
+
+function Credentials(p: {
+  platform: ScalePlatform;
+  session: Session;
+  canReveal: boolean;
+  revealed?: Record<string, string>;
+}): VNode {
+  const secret = p.platform.status?.credentialsSecretName;
+  if (!secret) return html`<p class="muted">Generated when the platform is installed.</p>`;
+  const { namespace = "", name = "" } = p.platform.metadata;
+  return html`<dl class="facts">${CREDENTIAL_ROWS.map(
+    ([key, label]) =>
+      html`<dt>${label}</dt><dd class="secret">${
+        p.revealed
+          ? html`<output aria-label=${label}>${p.revealed[key] ?? "—"}</output>`
+          : html`<span aria-label="hidden value">••••••••</span>`
+      }</dd>`,
+  )}</dl>
+    ${
+      !p.revealed &&
+      p.canReveal &&
+      html`<form method="post" action=${`${PLATFORMS_PATH}/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}/credentials`}>
+        <${Csrf} session=${p.session} /><button type="submit" class="secondary">Reveal credentials</button></form>`
+    }`;
+}
+
 /** A launched platform: summary and the steps, updated live over Server-Sent Events. */
 export function ProgressPage(p: {
   platform: ScalePlatform;
+  session: Session;
+  can: { patch: boolean; readSecrets: boolean };
+  revealed?: Record<string, string>;
+  flash?: string;
   eventsHref: string;
   prices: Record<FixedPlan, number>;
   currency: string;
@@ -164,6 +200,12 @@ export function ProgressPage(p: {
   const u = x.status?.urls ?? {};
   return html`<p><a href=${`${PLATFORMS_PATH}?namespace=${encodeURIComponent(x.metadata.namespace ?? "")}`}>← Platforms</a></p>
     <h1>${x.metadata.name}</h1>
+    ${p.flash && html`<p class="panel notice" role="status">${p.flash}</p>`}
+    ${
+      p.can.patch &&
+      html`<div class="actions"><form method="post" action=${`${PLATFORMS_PATH}/${encodeURIComponent(x.metadata.namespace ?? "")}/${encodeURIComponent(x.metadata.name ?? "")}/${x.spec.stopped ? "start" : "stop"}`}>
+        <${Csrf} session=${p.session} /><button type="submit" class="secondary">${x.spec.stopped ? "Start" : "Stop"}</button></form></div>`
+    }
     <section class="panel" aria-labelledby="h-steps"><h2 id="h-steps">Deployment progress</h2>
       <div id="steps" aria-live="polite" data-sse=${p.eventsHref}><${Steps} platform=${x} /></div>
     </section>
@@ -174,5 +216,7 @@ export function ProgressPage(p: {
       ${u.admin && html`<li>Admin: <a href=${u.admin}>${u.admin}</a></li>`}
       ${u.api && html`<li>API: <a href=${u.api}>${u.api}</a></li>`}</ul></section>`
     }
+    <section class="panel" aria-labelledby="h-credentials"><h2 id="h-credentials">Admin credentials</h2>
+      <${Credentials} platform=${x} session=${p.session} canReveal=${p.can.readSecrets} revealed=${p.revealed} /></section>
     <${Summary} name=${x.metadata.name ?? ""} plan=${x.spec.plan} prices=${p.prices} currency=${p.currency} estimate=${x.status?.monthlyCostEstimate} />`;
 }

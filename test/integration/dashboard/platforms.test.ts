@@ -38,7 +38,8 @@ apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
 metadata: {name: deployer, namespace: ${ns.name}}
 rules:
-  - {apiGroups: [cronscale.io], resources: [scaleplatforms], verbs: [get, list, watch, create]}
+  - {apiGroups: [cronscale.io], resources: [scaleplatforms], verbs: [get, list, watch, create, patch]}
+  - {apiGroups: [""], resources: [secrets], verbs: [get]}
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
@@ -76,7 +77,7 @@ const STEPS = [
 ];
 
 describe("platform pages in Chromium against the API server", () => {
-  it("deploys from the plan table and shows the seven steps progressing live", async () => {
+  it("deploys from the plan table, shows the seven steps progressing live, reveals credentials, stops", async () => {
     const ctx = await newContext(chromium.browser);
     const page = await ctx.newPage();
     await page.goto(`${base}${PLATFORMS}?namespace=${ns.name}`);
@@ -122,6 +123,44 @@ describe("platform pages in Chromium against the API server", () => {
     expect(await page.locator("#steps .badge").first().textContent()).toBe("Running");
     expect(await seriousA11yViolations(page)).toEqual([]);
     await screenshots(page, "platform-progress");
+
+    // Admin credentials on request, read from the Secret the status names, as the viewer.
+    await kubectl(
+      [
+        "create",
+        "secret",
+        "generic",
+        "shop-credentials",
+        "--from-literal=admin-username=admin",
+        "--from-literal=admin-password=pw-from-secret",
+        "--from-literal=api-key=csk_test",
+      ],
+      { namespace: ns.name },
+    );
+    await kubectl(
+      [
+        "patch",
+        "splat",
+        "shop",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        '{"status":{"credentialsSecretName":"shop-credentials"}}',
+      ],
+      {
+        namespace: ns.name,
+      },
+    );
+    await page.reload();
+    expect(await page.content()).not.toContain("pw-from-secret");
+    await page.getByRole("button", { name: "Reveal credentials" }).click();
+    await expect.poll(() => page.getByLabel("Admin password").textContent()).toBe("pw-from-secret");
+    await page.getByRole("button", { name: "Stop" }).click();
+    await expect.poll(() => page.getByRole("button", { name: "Start" }).count()).toBe(1);
+    const stopped = JSON.parse(
+      (await kubectl(["get", "splat", "shop", "-o", "json"], { namespace: ns.name })).stdout,
+    ).spec.stopped;
+    expect(stopped).toBe(true);
 
     await page.goto(`${base}${PLATFORMS}?namespace=${ns.name}`);
     expect(await page.locator('[data-platform="shop"]').textContent()).toContain("7/7");
