@@ -166,4 +166,46 @@ describe("dashboard: platforms", () => {
     expect(forged.statusCode).toBe(403);
     expect(forged.body).not.toContain("s3cret-pass");
   });
+
+  it("upgrades to a higher plan, shows the API server's refusal of a downgrade, adds a webhook", async () => {
+    const viewer = new FakeViewerApi({ username: "e", groups: [] }, new Set(["* * *"]));
+    viewer.platforms.set("default/shop", platform("shop"));
+    const a = await start(viewer);
+    const page = `${PLATFORMS}/deploy?namespace=default&name=shop`;
+    const { cookie, csrf, body } = await injectSignIn(a, TOKEN, page);
+    expect(body).toContain("Upgrade Now");
+    expect(body).toMatch(/<option value="Professional">/);
+    expect(body).not.toMatch(/<option value="Standard">/);
+    expect(
+      (await post(a, `${PLATFORMS}/default/shop/upgrade`, cookie, { _csrf: csrf, plan: "Enterprise" }))
+        .statusCode,
+    ).toBe(303);
+    expect(viewer.platforms.get("default/shop")?.spec.plan).toBe("Enterprise");
+    const down = await post(a, `${PLATFORMS}/default/shop/upgrade`, cookie, {
+      _csrf: csrf,
+      plan: "Standard",
+    });
+    expect(down.statusCode).toBe(422);
+    expect(down.body).toContain(
+      "The API server refused the change: cannot change plan from Enterprise to Standard",
+    );
+    const hook = await a.inject({
+      method: "POST",
+      url: `${PLATFORMS}/default/shop/webhooks`,
+      headers: {
+        cookie,
+        origin: "http://dash.test",
+        host: "dash.test",
+        "content-type": "application/x-www-form-urlencoded",
+      },
+      payload: `_csrf=${encodeURIComponent(csrf)}&name=orders&url=${encodeURIComponent("https://hooks.example.test/x")}&events=OrderCreated&events=PaymentReceived`,
+    });
+    expect(hook.statusCode).toBe(303);
+    expect(viewer.platforms.get("default/shop")?.spec.webhooks).toEqual([
+      { name: "orders", url: "https://hooks.example.test/x", events: ["OrderCreated", "PaymentReceived"] },
+    ]);
+    const after = await a.inject({ method: "GET", url: page, headers: { cookie } });
+    expect(after.body).toContain('data-webhook="orders"');
+    expect(after.body).not.toContain("Upgrade Now"); // Enterprise is the top fixed tier
+  });
 });

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply } from "fastify";
 import { API_VERSION } from "../api/v1alpha1/kind.ts";
+import type { ScalePlatform } from "../api/v1alpha1/scaleplatform.ts";
 import { DEFAULT_PLATFORM_CONFIG } from "../controllers/scaleplatform/config.ts";
 import { ApiError } from "../runtime/errors.ts";
 import { allowed, visibleNamespaces } from "./access.ts";
@@ -50,6 +51,8 @@ export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
     ns: string,
     name: string,
     revealed?: Record<string, string>,
+    problem?: string,
+    status = 200,
   ) {
     const [platform, patch, readSecrets] = await Promise.all([
       viewer(s).getPlatform(ns, name),
@@ -65,11 +68,12 @@ export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
       can: { patch, readSecrets },
       revealed,
       flash,
+      problem,
       eventsHref,
       prices: PRICES,
       currency,
     });
-    return ctx.page(reply, s, name, body);
+    return ctx.page(reply, s, name, body, status);
   }
 
   // Admin credentials on request: a POST (CSRF), read from the generated Secret as the viewer,
@@ -121,6 +125,57 @@ export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
       }
     });
   }
+
+  // A change to the platform as the viewer; the API server's refusal (CEL: no downgrade, bad
+  // webhook URL, ...) is shown on the platform page.
+  const change = (
+    path: string,
+    patchOf: (p: ScalePlatform, body: Record<string, unknown>) => unknown,
+    done: string,
+  ) =>
+    app.post(`${PLATFORMS_PATH}/:ns/:name/${path}`, async (req, reply) => {
+      const s = req.session as Session;
+      const { ns, name } = req.params as { ns: string; name: string };
+      try {
+        const current = await viewer(s).getPlatform(ns, name);
+        await viewer(s).patchPlatform(ns, name, patchOf(current, req.body as Record<string, unknown>));
+        req.log.info(
+          { user: s.user?.username, namespace: ns, platform: name, change: path },
+          "platform changed",
+        );
+        s.flash = done;
+        return reply.redirect(
+          `${PLATFORMS_PATH}/deploy?namespace=${encodeURIComponent(ns)}&name=${encodeURIComponent(name)}`,
+          303,
+        );
+      } catch (err) {
+        if (err instanceof ApiError && [400, 409, 422].includes(err.statusCode)) {
+          const message = (err.body as { message?: string } | undefined)?.message ?? err.message;
+          return platformPage(reply, s, ns, name, undefined, message, err.statusCode);
+        }
+        return ctx.fail(reply, s, err);
+      }
+    });
+  change("upgrade", (_p, body) => ({ spec: { plan: str(body.plan) } }), "Upgrade requested.");
+  // The whole list is sent (merge patch replaces arrays) with the resourceVersion read, so a
+  // concurrent change is refused (409) rather than lost.
+  change(
+    "webhooks",
+    (p, body) => ({
+      metadata: { resourceVersion: p.metadata.resourceVersion },
+      spec: {
+        webhooks: [
+          ...(p.spec.webhooks ?? []),
+          {
+            name: str(body.name),
+            url: str(body.url),
+            events: (Array.isArray(body.events) ? body.events : body.events ? [body.events] : []).map(str),
+          },
+        ],
+      },
+    }),
+    "Webhook added.",
+  );
 
   app.get(PLATFORMS_PATH, async (req, reply) => {
     const s = req.session as Session;

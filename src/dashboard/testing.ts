@@ -177,7 +177,12 @@ export class FakeViewerApi implements ViewerApi {
   async patchPlatform(namespace: string, name: string, patch: unknown): Promise<ScalePlatform> {
     this.check("patch", "scaleplatforms", namespace);
     const p = await this.getPlatform(namespace, name);
-    const next = { ...p, spec: { ...p.spec, ...(patch as { spec?: object }).spec } };
+    const next = { ...p, spec: { ...p.spec, ...(patch as { spec?: object }).spec } } as ScalePlatform;
+    const rank = ["Standard", "Professional", "Enterprise", "Custom"];
+    if (rank.indexOf(next.spec.plan) < rank.indexOf(p.spec.plan))
+      throw new ApiError(422, "Invalid", "invalid", {
+        message: `cannot change plan from ${p.spec.plan} to ${next.spec.plan}`,
+      });
     this.setPlatform(next);
     this.calls.push(`patch platform ${namespace}/${name} ${JSON.stringify(patch)}`);
     return next;

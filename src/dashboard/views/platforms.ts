@@ -3,6 +3,7 @@ import { PLATFORM_STEPS, type ScalePlatform } from "../../api/v1alpha1/scaleplat
 import type { Session } from "../sessions.ts";
 import { html, type VNode } from "./html.ts";
 import { Csrf, PLATFORMS_PATH } from "./layout.ts";
+import { Upgrade, Webhooks } from "./platform-manage.ts";
 import { Badge } from "./tasks-list.ts";
 
 /** Plans offered on the deploy page (Custom needs explicit resources: kubectl for now). */
@@ -192,6 +193,8 @@ export function ProgressPage(p: {
   can: { patch: boolean; readSecrets: boolean };
   revealed?: Record<string, string>;
   flash?: string;
+  /** The API server's refusal of the last change, shown at the top. */
+  problem?: string;
   eventsHref: string;
   prices: Record<FixedPlan, number>;
   currency: string;
@@ -201,6 +204,7 @@ export function ProgressPage(p: {
   return html`<p><a href=${`${PLATFORMS_PATH}?namespace=${encodeURIComponent(x.metadata.namespace ?? "")}`}>← Platforms</a></p>
     <h1>${x.metadata.name}</h1>
     ${p.flash && html`<p class="panel notice" role="status">${p.flash}</p>`}
+    ${p.problem && html`<p class="panel error" role="alert">The API server refused the change: ${p.problem}</p>`}
     ${
       p.can.patch &&
       html`<div class="actions"><form method="post" action=${`${PLATFORMS_PATH}/${encodeURIComponent(x.metadata.namespace ?? "")}/${encodeURIComponent(x.metadata.name ?? "")}/${x.spec.stopped ? "start" : "stop"}`}>
@@ -216,6 +220,10 @@ export function ProgressPage(p: {
       ${u.admin && html`<li>Admin: <a href=${u.admin}>${u.admin}</a></li>`}
       ${u.api && html`<li>API: <a href=${u.api}>${u.api}</a></li>`}</ul></section>`
     }
+    <section class="panel" aria-labelledby="h-plan"><h2 id="h-plan">Plan: ${x.spec.plan}</h2>
+      ${p.can.patch ? html`<${Upgrade} platform=${x} session=${p.session} />` : null}</section>
+    <section class="panel" aria-labelledby="h-webhooks"><h2 id="h-webhooks">Webhooks</h2>
+      <${Webhooks} platform=${x} session=${p.session} canPatch=${p.can.patch} /></section>
     <section class="panel" aria-labelledby="h-credentials"><h2 id="h-credentials">Admin credentials</h2>
       <${Credentials} platform=${x} session=${p.session} canReveal=${p.can.readSecrets} revealed=${p.revealed} /></section>
     <${Summary} name=${x.metadata.name ?? ""} plan=${x.spec.plan} prices=${p.prices} currency=${p.currency} estimate=${x.status?.monthlyCostEstimate} />`;

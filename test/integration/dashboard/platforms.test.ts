@@ -77,7 +77,7 @@ const STEPS = [
 ];
 
 describe("platform pages in Chromium against the API server", () => {
-  it("deploys from the plan table, shows the seven steps progressing live, reveals credentials, stops", async () => {
+  it("deploys from the plan table, shows the seven steps progressing live, reveals credentials, upgrades, adds a webhook, stops", async () => {
     const ctx = await newContext(chromium.browser);
     const page = await ctx.newPage();
     await page.goto(`${base}${PLATFORMS}?namespace=${ns.name}`);
@@ -155,6 +155,36 @@ describe("platform pages in Chromium against the API server", () => {
     expect(await page.content()).not.toContain("pw-from-secret");
     await page.getByRole("button", { name: "Reveal credentials" }).click();
     await expect.poll(() => page.getByLabel("Admin password").textContent()).toBe("pw-from-secret");
+    // Upgrade Now and Add Webhook, as merge patches the CRD's own rules judge.
+    await page.getByLabel("Upgrade to").selectOption("Enterprise");
+    await page.getByRole("button", { name: "Upgrade Now" }).click();
+    await expect.poll(() => page.locator("#h-plan").textContent()).toBe("Plan: Enterprise");
+    const csrf = await page.locator('input[name="_csrf"]').first().inputValue();
+    const downgrade = await page.request.post(`${base}${PLATFORMS}/${ns.name}/shop/upgrade`, {
+      headers: { origin: base },
+      form: { _csrf: csrf, plan: "Standard" },
+    });
+    expect(downgrade.status()).toBe(422);
+    expect(await downgrade.text()).toContain("only upgrades to a higher tier are allowed");
+    await page.getByLabel("Webhook name").fill("orders");
+    await page.getByLabel("Endpoint URL").fill("https://hooks.example.test/orders");
+    await page.getByLabel("OrderCreated").check();
+    await page.getByLabel("PaymentReceived").check();
+    await page.getByRole("button", { name: "Add Webhook" }).click();
+    await expect.poll(() => page.locator('[data-webhook="orders"]').count()).toBe(1);
+    const hooks = JSON.parse(
+      (await kubectl(["get", "splat", "shop", "-o", "json"], { namespace: ns.name })).stdout,
+    ).spec.webhooks;
+    expect(hooks).toEqual([
+      expect.objectContaining({
+        name: "orders",
+        url: "https://hooks.example.test/orders",
+        events: ["OrderCreated", "PaymentReceived"],
+      }),
+    ]);
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    await screenshots(page, "platform-page");
+
     await page.getByRole("button", { name: "Stop" }).click();
     await expect.poll(() => page.getByRole("button", { name: "Start" }).count()).toBe(1);
     const stopped = JSON.parse(
