@@ -79,3 +79,15 @@ export function visibleNamespaces(
     return names.filter((_, i) => ok[i]).sort();
   });
 }
+
+/** The namespace a page shows: the one asked for, else "default" or the first visible; and the list to offer. */
+export async function pickNamespace(
+  session: Session,
+  candidates: readonly string[],
+  asked: string | undefined,
+  resource = "scheduledtasks",
+): Promise<{ ns: string; all: string[] }> {
+  const all = await visibleNamespaces(session, candidates, resource);
+  const ns = asked || (all.includes("default") ? "default" : (all[0] ?? "default"));
+  return { ns, all: all.includes(ns) ? all : [...all, ns].sort() };
+}

@@ -3,7 +3,7 @@ import { API_VERSION } from "../api/v1alpha1/kind.ts";
 import type { ScalePlatform } from "../api/v1alpha1/scaleplatform.ts";
 import { DEFAULT_PLATFORM_CONFIG } from "../controllers/scaleplatform/config.ts";
 import { ApiError } from "../runtime/errors.ts";
-import { allowed, visibleNamespaces } from "./access.ts";
+import { allowed, pickNamespace } from "./access.ts";
 import type { Ctx } from "./server.ts";
 import type { Session } from "./sessions.ts";
 import { apiErrorsByField } from "./task-model.ts";
@@ -39,11 +39,6 @@ function platformField(path: string): string {
 /** Routes of /dashboard/compute/platforms/scale. Every Kubernetes call uses the viewer's token. */
 export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
   const viewer = (s: Session) => s.api as NonNullable<Session["api"]>;
-  const pickNamespace = async (s: Session, asked: string | undefined) => {
-    const all = await visibleNamespaces(s, ctx.opts.namespaces ?? [], "scaleplatforms");
-    const ns = asked || (all.includes("default") ? "default" : (all[0] ?? "default"));
-    return { ns, all: all.includes(ns) ? all : [...all, ns].sort() };
-  };
 
   async function platformPage(
     reply: FastifyReply,
@@ -180,7 +175,12 @@ export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
   app.get(PLATFORMS_PATH, async (req, reply) => {
     const s = req.session as Session;
     try {
-      const { ns, all } = await pickNamespace(s, (req.query as Q).namespace);
+      const { ns, all } = await pickNamespace(
+        s,
+        ctx.opts.namespaces ?? [],
+        (req.query as Q).namespace,
+        "scaleplatforms",
+      );
       const [platforms, canCreate] = await Promise.all([
         viewer(s).listPlatforms(ns),
         allowed(s, "create", "scaleplatforms", ns),
@@ -202,7 +202,7 @@ export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
     const s = req.session as Session;
     const { namespace, name } = req.query as Q;
     try {
-      const { ns } = await pickNamespace(s, namespace);
+      const { ns } = await pickNamespace(s, ctx.opts.namespaces ?? [], namespace, "scaleplatforms");
       if (name) return await platformPage(reply, s, ns, name);
       const form: DeployForm = { name: "", plan: "Standard", domain: "", storeName: "", contactEmail: "" };
       return ctx.page(
