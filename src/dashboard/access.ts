@@ -30,21 +30,26 @@ export function allowed(
   resource: string,
   namespace: string,
 ): Promise<boolean> {
-  const group = resource === "secrets" ? "" : GROUP;
+  const [plural = "", subresource] = resource.split("/");
+  const group = ["secrets", "pods"].includes(plural) ? "" : GROUP;
   return cached(session, `${verb}/${resource}/${namespace}`, () =>
-    api(session).can({ verb, resource, group, namespace }),
+    api(session).can({ verb, resource: plural, group, namespace, ...(subresource ? { subresource } : {}) }),
   );
 }
 
 /** The permissions a task page needs. */
 export async function taskPermissions(session: Session, namespace: string) {
-  const [create, update, del, readSecrets] = await Promise.all([
+  const [create, update, del, readSecrets, listPods, readLogs] = await Promise.all([
     allowed(session, "create", "scheduledtasks", namespace),
     allowed(session, "patch", "scheduledtasks", namespace),
     allowed(session, "delete", "scheduledtasks", namespace),
     allowed(session, "get", "secrets", namespace),
+    allowed(session, "list", "pods", namespace),
+    allowed(session, "get", "pods/log", namespace),
   ]);
-  return { create, update, delete: del, readSecrets };
+  // Live output is the pod's raw log (kubectl logs -f), so secret values are not masked in it:
+  // offered only to viewers who may read the Secrets anyway.
+  return { create, update, delete: del, readSecrets, followLogs: listPods && readLogs && readSecrets };
 }
 
 /** Namespace of a ServiceAccount user name (system:serviceaccount:NS:NAME). */

@@ -97,6 +97,12 @@ function localTimes(root){
 document.addEventListener("DOMContentLoaded",function(){
   document.querySelectorAll("[data-partial]").forEach(live);
   document.querySelectorAll("[data-js-hide]").forEach(function(e){e.hidden=true});
+  document.querySelectorAll("[data-sse-log]").forEach(function(el){
+    if(!window.EventSource)return;
+    var es=new EventSource(el.getAttribute("data-sse-log"));
+    es.addEventListener("log",function(e){el.textContent+=e.data});
+    es.addEventListener("end",function(){es.close();el.setAttribute("data-done","");el.textContent+="\\n(run finished; reload for its record)"});
+  });
   document.querySelectorAll("[data-sse]").forEach(function(el){
     if(!window.EventSource)return;
     var es=new EventSource(el.getAttribute("data-sse"));

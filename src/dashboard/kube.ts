@@ -1,3 +1,5 @@
+import { request as httpRequest } from "node:http";
+import { request as httpsRequest, type RequestOptions } from "node:https";
 import { KubeConfig } from "@kubernetes/client-node";
 import { API_VERSION } from "../api/v1alpha1/kind.ts";
 import { LABEL_TASK } from "../api/v1alpha1/labels.ts";
@@ -24,6 +26,7 @@ export interface AccessCheck {
   resource: string;
   group: string;
   namespace: string;
+  subresource?: string;
 }
 
 /** What the dashboard asks of the API server on behalf of one viewer. */
@@ -42,6 +45,15 @@ export interface ViewerApi {
   createSecret(secret: KubeObject): Promise<KubeObject>;
   patchSecret(namespace: string, name: string, patch: unknown): Promise<KubeObject>;
   deleteSecret(namespace: string, name: string): Promise<void>;
+  /** Names of the task's pods that have not finished (Pending or Running). */
+  listActivePods(namespace: string, task: string): Promise<string[]>;
+  /** Follows a task pod's script output until it ends or `signal` aborts. */
+  followLog(
+    namespace: string,
+    pod: string,
+    onText: (text: string) => void,
+    signal: AbortSignal,
+  ): Promise<void>;
   listPlatforms(namespace: string): Promise<ScalePlatform[]>;
   getPlatform(namespace: string, name: string): Promise<ScalePlatform>;
   createPlatform(platform: KubeObject, dryRun: boolean): Promise<ScalePlatform>;
@@ -75,8 +87,10 @@ export function viewerKubeConfig(base: KubeConfig, token: string): KubeConfig {
 /** ViewerApi over HTTP with the viewer's token. */
 export class KubeViewerApi implements ViewerApi {
   private readonly t: KubeTransport;
+  private readonly kc: KubeConfig;
   constructor(base: KubeConfig, token: string) {
-    this.t = KubeTransport.create(viewerKubeConfig(base, token));
+    this.kc = viewerKubeConfig(base, token);
+    this.t = KubeTransport.create(this.kc);
   }
 
   async whoAmI(): Promise<UserInfo> {
@@ -180,6 +194,53 @@ export class KubeViewerApi implements ViewerApi {
 
   async deleteSecret(namespace: string, name: string): Promise<void> {
     await this.t.request("DELETE", `/api/v1/namespaces/${ns(namespace)}/secrets/${ns(name)}`);
+  }
+
+  async listActivePods(namespace: string, task: string): Promise<string[]> {
+    const r = await this.t.request<{ items: (KubeObject & { status?: { phase?: string } })[] }>(
+      "GET",
+      `/api/v1/namespaces/${ns(namespace)}/pods`,
+      { query: { labelSelector: `${LABEL_TASK}=${task}` } },
+    );
+    return r.items
+      .filter((p) => p.status?.phase === "Running" || p.status?.phase === "Pending")
+      .map((p) => p.metadata.name ?? "");
+  }
+
+  async followLog(
+    namespace: string,
+    pod: string,
+    onText: (text: string) => void,
+    signal: AbortSignal,
+  ): Promise<void> {
+    // `pods/<pod>/log?follow=true` as the viewer (RBAC pods/log), streamed over node:https with
+    // the kubeconfig's TLS and token (client-node's Log cannot report the end of the stream).
+    const server = this.kc.getCurrentCluster()?.server ?? "";
+    const url = new URL(`${server}/api/v1/namespaces/${ns(namespace)}/pods/${ns(pod)}/log`);
+    url.searchParams.set("container", "script");
+    url.searchParams.set("follow", "true");
+    const opts: RequestOptions = { method: "GET", signal };
+    await this.kc.applyToHTTPSOptions(opts);
+    await new Promise<void>((resolve, reject) => {
+      const req = (url.protocol === "https:" ? httpsRequest : httpRequest)(url, opts, (res) => {
+        res.setEncoding("utf8");
+        if (res.statusCode !== 200) {
+          let body = "";
+          res.on("data", (c: string) => {
+            body += c;
+          });
+          res.on("end", () =>
+            reject(new ApiError(res.statusCode ?? 500, "LogUnavailable", body.slice(0, 300))),
+          );
+          return;
+        }
+        res.on("data", (c: string) => onText(c));
+        res.on("end", () => resolve());
+        res.on("error", () => resolve());
+      });
+      req.on("error", (err) => (signal.aborted ? resolve() : reject(err)));
+      req.end();
+    });
   }
 
   async listPlatforms(namespace: string): Promise<ScalePlatform[]> {

@@ -92,15 +92,81 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: Ctx): void {
         viewer(s).listExecutions(ns, name),
         taskPermissions(s, ns),
       ]);
-      return ctx.page(
-        reply,
-        s,
-        name,
-        TaskPage({ task, executions, session: s, can, now: ctx.now(), flash: takeFlash(s) }),
-      );
+      const running = can.followLogs
+        ? await viewer(s)
+            .listActivePods(ns, name)
+            .catch(() => [])
+        : [];
+      const body = TaskPage({
+        task,
+        executions,
+        session: s,
+        can,
+        now: ctx.now(),
+        flash: takeFlash(s),
+        running,
+      });
+      return ctx.page(reply, s, name, body);
     } catch (err) {
       return ctx.fail(reply, s, err);
     }
+  });
+
+  // A run's output as it is written (Server-Sent Events over `pods/log?follow`, as the viewer).
+  // Only pods of this task: the list is filtered by the task label, so another pod is a 404.
+  app.get(`${TASKS_PATH}/:ns/:name/runs/:pod/log`, async (req, reply) => {
+    const s = req.session as Session;
+    const { ns, name, pod } = req.params as P & { pod: string };
+    let pods: string[];
+    try {
+      pods = await viewer(s).listActivePods(ns, name);
+    } catch (err) {
+      return reply.code(err instanceof ApiError ? err.statusCode : 500).send();
+    }
+    if (!pods.includes(pod)) return reply.code(404).type("text/plain").send("no such run in progress");
+    const abort = new AbortController();
+    reply.hijack();
+    const res = reply.raw;
+    res.writeHead(200, {
+      "Content-Type": "text/event-stream; charset=utf-8",
+      "Cache-Control": "no-store",
+      "X-Content-Type-Options": "nosniff",
+    });
+    req.raw.on("close", () => abort.abort());
+    const send = (event: string, data: string) =>
+      res.write(
+        `event: ${event}\n${data
+          .split("\n")
+          .map((l) => `data: ${l}`)
+          .join("\n")}\n\n`,
+      );
+    // A pod still pulling or starting has no log yet (the API server answers 400): try again
+    // each second while the run is in progress.
+    let wrote = false;
+    for (let attempt = 0; attempt < 60 && !abort.signal.aborted; attempt++) {
+      try {
+        await viewer(s).followLog(
+          ns,
+          pod,
+          (text) => {
+            wrote = true;
+            send("log", text);
+          },
+          abort.signal,
+        );
+        break;
+      } catch (err) {
+        if (wrote) break;
+        req.log.debug({ err, pod }, "no log yet");
+        await new Promise((r) => setTimeout(r, 1000));
+        const still = await viewer(s)
+          .listActivePods(ns, name)
+          .catch(() => [] as string[]);
+        if (!still.includes(pod)) break;
+      }
+    }
+    send("end", "");
+    res.end();
   });
 
   app.post(`${TASKS_PATH}/:ns/:name/env/:env/reveal`, async (req, reply) => {

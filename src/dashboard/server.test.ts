@@ -313,4 +313,45 @@ describe("dashboard: tasks", () => {
     expect(del.statusCode).toBe(303);
     expect(viewer.tasks.has("default/a")).toBe(false);
   });
+
+  it("follows a running run's output over Server-Sent Events, only for viewers who may read logs and Secrets", async () => {
+    const viewer = admin();
+    viewer.tasks.set("default/a", sampleTask("a"));
+    viewer.pods.set("a-m-1234-x", { task: "a", namespace: "default", log: ["line 1\n", "line 2\n"] });
+    const a = await start(viewer);
+    const { cookie } = await signIn(a, `${TASKS}/default/a`);
+    const page = await a.inject({ method: "GET", url: `${TASKS}/default/a`, headers: { cookie } });
+    expect(page.body).toContain(`data-sse-log="${TASKS}/default/a/runs/a-m-1234-x/log"`);
+    const stream = await a.inject({
+      method: "GET",
+      url: `${TASKS}/default/a/runs/a-m-1234-x/log`,
+      headers: { cookie },
+    });
+    expect(stream.headers["content-type"]).toContain("text/event-stream");
+    expect(stream.body).toBe(
+      "event: log\ndata: line 1\ndata: \n\nevent: log\ndata: line 2\ndata: \n\nevent: end\ndata: \n\n",
+    );
+    const other = await a.inject({
+      method: "GET",
+      url: `${TASKS}/default/b/runs/a-m-1234-x/log`,
+      headers: { cookie },
+    });
+    expect(other.statusCode).toBe(404);
+
+    const reader = new FakeViewerApi(
+      { username: "r", groups: [] },
+      new Set([
+        "get scheduledtasks default",
+        "list taskexecutions default",
+        "list pods default",
+        "get pods/log default",
+      ]),
+    );
+    reader.tasks.set("default/a", sampleTask("a"));
+    reader.pods.set("a-m-1234-x", { task: "a", namespace: "default", log: [] });
+    await a.close();
+    const b = await start(reader);
+    const r = await signIn(b, `${TASKS}/default/a`);
+    expect(r.page.body).not.toContain("data-sse-log"); // no Secret access: the raw log is not offered
+  });
 });

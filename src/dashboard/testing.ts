@@ -47,7 +47,7 @@ export class FakeViewerApi implements ViewerApi {
     return this.user;
   }
   async can(c: AccessCheck): Promise<boolean> {
-    return this.permits(c.verb, c.resource, c.namespace);
+    return this.permits(c.verb, c.subresource ? `${c.resource}/${c.subresource}` : c.resource, c.namespace);
   }
   async listNamespaces(): Promise<string[]> {
     this.check("list", "namespaces", "");
@@ -148,6 +148,21 @@ export class FakeViewerApi implements ViewerApi {
   async deleteSecret(namespace: string, name: string): Promise<void> {
     this.check("delete", "secrets", namespace);
     this.secrets.delete(`${namespace}/${name}`);
+  }
+  /** Active pods by task, and the log text each one "prints". */
+  readonly pods = new Map<string, { task: string; namespace: string; log: string[] }>();
+  async listActivePods(namespace: string, task: string): Promise<string[]> {
+    this.check("list", "pods", namespace);
+    return [...this.pods].filter(([, p]) => p.namespace === namespace && p.task === task).map(([n]) => n);
+  }
+  async followLog(
+    namespace: string,
+    pod: string,
+    onText: (t: string) => void,
+    _signal: AbortSignal,
+  ): Promise<void> {
+    this.check("get", "pods/log", namespace);
+    for (const line of this.pods.get(pod)?.log ?? []) onText(line);
   }
   async listPlatforms(namespace: string): Promise<ScalePlatform[]> {
     this.check("list", "scaleplatforms", namespace);

@@ -12,6 +12,8 @@ export interface TaskPermissions {
   update: boolean;
   delete: boolean;
   readSecrets: boolean;
+  /** May follow a running pod's output (pods, pods/log and Secrets: the raw log is unmasked). */
+  followLogs: boolean;
 }
 
 function ActionButton(p: { session: Session; href: string; label: string; cls?: string }): VNode {
@@ -74,6 +76,8 @@ export function TaskPage(p: {
   now: Date;
   revealed?: { name: string; value: string };
   flash?: string;
+  /** Pods of runs in progress, when the viewer may follow their output. */
+  running?: string[];
 }): VNode {
   const { task, session, can } = p;
   const s = task.spec;
@@ -120,6 +124,14 @@ export function TaskPage(p: {
     <section class="panel" aria-labelledby="h-script"><h2 id="h-script">Script</h2><pre aria-label="Script (read-only)">${s.script}</pre></section>
     <section class="panel" aria-labelledby="h-env"><h2 id="h-env">Environment variables</h2>
       <${EnvTable} task=${task} session=${session} canReveal=${can.readSecrets} revealed=${p.revealed} /></section>
+    ${
+      (p.running ?? []).length > 0 &&
+      html`<section class="panel" aria-labelledby="h-running"><h2 id="h-running">Running now</h2>
+        ${(p.running ?? []).map(
+          (pod) => html`<p class="muted">Pod ${pod}, output as it is written:</p>
+            <pre class="live-log" data-sse-log=${`${href}/runs/${encodeURIComponent(pod)}/log`} role="log" aria-label=${`Live output of ${pod}`}></pre>`,
+        )}</section>`
+    }
     <section class="panel" aria-labelledby="h-history"><h2 id="h-history">Execution history</h2>
       <${History} executions=${p.executions} zone=${s.timezone} /></section>`;
 }
