@@ -24,9 +24,14 @@ BIN_DIR=$(hack/cluster/build.sh)
 kubectl() { "$BIN_DIR/kubectl" "$@"; }
 started_cluster=""
 operator_pid=""
+dashboard_pid=""
 
 cleanup() {
   trap - EXIT INT TERM
+  if [ -n "$dashboard_pid" ] && kill -0 "$dashboard_pid" 2>/dev/null; then
+    kill -TERM "$dashboard_pid" 2>/dev/null || true
+    wait "$dashboard_pid" 2>/dev/null || true
+  fi
   if [ -n "$operator_pid" ] && kill -0 "$operator_pid" 2>/dev/null; then
     echo "stopping the operator"
     kill -TERM "$operator_pid" 2>/dev/null || true
@@ -105,6 +110,12 @@ operator_pid=$!
 echo "applying the samples"
 kubectl apply -f manifests/samples/ >/dev/null
 
+# The dashboard, and two ServiceAccounts to sign in with (an editor and a read-only viewer).
+kubectl apply -f manifests/dashboard/demo-users.yaml >/dev/null
+dashboard_port="${CRONSCALE_DASHBOARD_PORT:-8090}"
+node src/dashboard/main.ts --listen "127.0.0.1:$dashboard_port" --kubeconfig "$KUBECONFIG" &
+dashboard_pid=$!
+
 cat <<MSG
 
   cronscale is running.  In another terminal:
@@ -115,6 +126,11 @@ cat <<MSG
     kubectl describe texec -l cronscale.io/task=hello-bash  # console output of each run
     kubectl get stask hello-bash -o jsonpath='{.status.usage}'  # this month's runs, billed seconds, cost
     curl -s localhost:${CRONSCALE_HTTP_PORT:-18080}/metrics | grep controller_runtime
+
+  The dashboard: http://localhost:$dashboard_port/dashboard/compute/serverless/tasks
+  Sign in with a token (every action runs as that identity):
+    $BIN_DIR/kubectl --kubeconfig $KUBECONFIG create token dashboard-editor -n default   # tasks in "default"
+    $BIN_DIR/kubectl --kubeconfig $KUBECONFIG create token dashboard-reader -n default   # read-only
 
 MSG
 if [ -n "$started_cluster" ] && [ -f "/var/tmp/cronscale/clusters/$started_cluster/ingress.env" ]; then

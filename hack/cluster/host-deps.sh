@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the local cluster's real node needs, only those missing:
 # containerd, runc, the CNI plugins, iptables (kube-proxy), iproute2 (netns/veth), util-linux
-# (nsenter, mount), openssl (certs), conntrack (kube-proxy's stale-flow cleanup), procps.
+# (nsenter, mount), openssl (certs), conntrack (kube-proxy's stale-flow cleanup), procps, and
+# chromium (the dashboard's browser tests drive Debian's Chromium with playwright-core).
 # Idempotent: with everything present it runs no apt command at all.
 set -euo pipefail
 
@@ -17,6 +18,7 @@ declare -A probe=(
   [conntrack]=/usr/sbin/conntrack
   [procps]=/usr/bin/pgrep
   [postgresql-15]=/usr/lib/postgresql/15/bin/postgres
+  [chromium]=/usr/bin/chromium
 )
 
 missing=()

@@ -1,3 +1,4 @@
+import { dashboardCommand } from "../dashboard/command.ts";
 import { archiveCommand } from "./history.ts";
 import { type CliIO, nextRunsCommand } from "./next-runs.ts";
 
@@ -19,6 +20,10 @@ const COMMANDS: Record<string, { run: Command; summary: string }> = {
   usage: {
     run: (a, io) => archiveCommand("usage", a, io),
     summary: "runs, billed seconds and cost per task for a month",
+  },
+  dashboard: {
+    run: dashboardCommand,
+    summary: "serve the web dashboard (viewers sign in with a Kubernetes token)",
   },
 };
 

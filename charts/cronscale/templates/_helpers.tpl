@@ -59,3 +59,18 @@ app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 app.kubernetes.io/part-of: cronscale
 {{- end }}
+
+{{/* Labels of the dashboard's objects; its pods are selected by the last three. */}}
+{{- define "cronscale.dashboardLabels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: cronscale
+{{ include "cronscale.dashboardSelectorLabels" . }}
+{{- end }}
+
+{{- define "cronscale.dashboardSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "cronscale.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: dashboard
+{{- end }}

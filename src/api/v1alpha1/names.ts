@@ -24,6 +24,14 @@ export function taskEnvSecretName(task: string, revision: string): string {
   return `${task}-env-${revision}`;
 }
 
+/**
+ * Secret of the env values entered in the dashboard (one key per variable name), owned by the
+ * task and referenced from its spec with valueFrom.secretKeyRef, so values never sit in the task.
+ */
+export function taskDashboardEnvSecretName(task: string): string {
+  return `${task}-dashboard-env`;
+}
+
 /** Job of a run-now request: deterministic per token, so one token starts exactly one run. */
 export function taskManualJobName(task: string, token: string): string {
   return `${task}-m-${createHash("sha256").update(token).digest("hex").slice(0, 8)}`;

@@ -1,0 +1,301 @@
+import { request as httpRequest } from "node:http";
+import { request as httpsRequest, type RequestOptions } from "node:https";
+import { KubeConfig } from "@kubernetes/client-node";
+import { API_VERSION } from "../api/v1alpha1/kind.ts";
+import { LABEL_TASK } from "../api/v1alpha1/labels.ts";
+import type { ScalePlatform } from "../api/v1alpha1/scaleplatform.ts";
+import type { ScheduledTask } from "../api/v1alpha1/scheduledtask.ts";
+import type { TaskExecution } from "../api/v1alpha1/taskexecution.ts";
+import { ApiError } from "../runtime/errors.ts";
+import { KubeTransport } from "../runtime/rest.ts";
+import type { KubeObject } from "../runtime/types.ts";
+
+// The dashboard talks to the API server only as the viewer: every request below carries the
+// viewer's bearer token, so the API server's authentication, RBAC and the CRDs' validation apply
+// exactly as they do to `kubectl`. The dashboard's own identity is never used for a user's action.
+
+/** Who the API server says the token belongs to. */
+export interface UserInfo {
+  username: string;
+  groups: string[];
+}
+
+/** One question for SelfSubjectAccessReview. */
+export interface AccessCheck {
+  verb: string;
+  resource: string;
+  group: string;
+  namespace: string;
+  subresource?: string;
+}
+
+/** What the dashboard asks of the API server on behalf of one viewer. */
+export interface ViewerApi {
+  whoAmI(): Promise<UserInfo>;
+  can(check: AccessCheck): Promise<boolean>;
+  listNamespaces(): Promise<string[]>;
+  listTasks(namespace: string): Promise<ScheduledTask[]>;
+  getTask(namespace: string, name: string): Promise<ScheduledTask>;
+  createTask(task: KubeObject, dryRun: boolean): Promise<ScheduledTask>;
+  replaceTask(task: KubeObject, dryRun: boolean): Promise<ScheduledTask>;
+  patchTask(namespace: string, name: string, patch: unknown): Promise<ScheduledTask>;
+  deleteTask(namespace: string, name: string): Promise<void>;
+  listExecutions(namespace: string, task: string): Promise<TaskExecution[]>;
+  getSecret(namespace: string, name: string): Promise<KubeObject & { data?: Record<string, string> }>;
+  createSecret(secret: KubeObject): Promise<KubeObject>;
+  patchSecret(namespace: string, name: string, patch: unknown): Promise<KubeObject>;
+  deleteSecret(namespace: string, name: string): Promise<void>;
+  /** Names of the task's pods that have not finished (Pending or Running). */
+  listActivePods(namespace: string, task: string): Promise<string[]>;
+  /** Follows a task pod's script output until it ends or `signal` aborts. */
+  followLog(
+    namespace: string,
+    pod: string,
+    onText: (text: string) => void,
+    signal: AbortSignal,
+  ): Promise<void>;
+  listPlatforms(namespace: string): Promise<ScalePlatform[]>;
+  getPlatform(namespace: string, name: string): Promise<ScalePlatform>;
+  createPlatform(platform: KubeObject, dryRun: boolean): Promise<ScalePlatform>;
+  patchPlatform(namespace: string, name: string, patch: unknown): Promise<ScalePlatform>;
+  /** Follows one platform: `onChange` gets each new version until `signal` aborts or the watch ends. */
+  watchPlatform(
+    namespace: string,
+    name: string,
+    onChange: (p: ScalePlatform) => void,
+    signal: AbortSignal,
+  ): Promise<void>;
+}
+
+const TASKS = `/apis/${API_VERSION}`;
+const ns = (n: string) => encodeURIComponent(n);
+
+/** The cluster the dashboard itself reaches (server, CA), authenticated with `token` instead. */
+export function viewerKubeConfig(base: KubeConfig, token: string): KubeConfig {
+  const cluster = base.getCurrentCluster();
+  if (!cluster) throw new Error("the dashboard's kubeconfig names no current cluster");
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [cluster],
+    users: [{ name: "viewer", token }],
+    contexts: [{ name: "viewer", cluster: cluster.name, user: "viewer" }],
+    currentContext: "viewer",
+  });
+  return kc;
+}
+
+/** ViewerApi over HTTP with the viewer's token. */
+export class KubeViewerApi implements ViewerApi {
+  private readonly t: KubeTransport;
+  private readonly kc: KubeConfig;
+  constructor(base: KubeConfig, token: string) {
+    this.kc = viewerKubeConfig(base, token);
+    this.t = KubeTransport.create(this.kc);
+  }
+
+  async whoAmI(): Promise<UserInfo> {
+    // SelfSubjectReview: the API server authenticates the token and echoes the identity; it needs
+    // no permission, and a bad token is a 401.
+    const r = await this.t.request<{ status?: { userInfo?: { username?: string; groups?: string[] } } }>(
+      "POST",
+      "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+      { body: { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" } },
+    );
+    const u = r.status?.userInfo;
+    if (!u?.username) throw new ApiError(401, "Unauthorized", "the token names no user");
+    return { username: u.username, groups: u.groups ?? [] };
+  }
+
+  async can(c: AccessCheck): Promise<boolean> {
+    const r = await this.t.request<{ status?: { allowed?: boolean } }>(
+      "POST",
+      "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+      {
+        body: {
+          apiVersion: "authorization.k8s.io/v1",
+          kind: "SelfSubjectAccessReview",
+          spec: { resourceAttributes: c },
+        },
+      },
+    );
+    return r.status?.allowed === true;
+  }
+
+  async listNamespaces(): Promise<string[]> {
+    const r = await this.t.request<{ items: KubeObject[] }>("GET", "/api/v1/namespaces");
+    return r.items.map((i) => i.metadata.name ?? "").filter(Boolean);
+  }
+
+  async listTasks(namespace: string): Promise<ScheduledTask[]> {
+    const r = await this.t.request<{ items: ScheduledTask[] }>(
+      "GET",
+      `${TASKS}/namespaces/${ns(namespace)}/scheduledtasks`,
+    );
+    return r.items;
+  }
+
+  getTask(namespace: string, name: string): Promise<ScheduledTask> {
+    return this.t.request("GET", `${TASKS}/namespaces/${ns(namespace)}/scheduledtasks/${ns(name)}`);
+  }
+
+  createTask(task: KubeObject, dryRun: boolean): Promise<ScheduledTask> {
+    return this.t.request("POST", `${TASKS}/namespaces/${ns(task.metadata.namespace ?? "")}/scheduledtasks`, {
+      body: task,
+      query: { dryRun: dryRun ? "All" : undefined, fieldValidation: "Strict" },
+    });
+  }
+
+  replaceTask(task: KubeObject, dryRun: boolean): Promise<ScheduledTask> {
+    const { namespace = "", name = "" } = task.metadata;
+    return this.t.request("PUT", `${TASKS}/namespaces/${ns(namespace)}/scheduledtasks/${ns(name)}`, {
+      body: task,
+      query: { dryRun: dryRun ? "All" : undefined, fieldValidation: "Strict" },
+    });
+  }
+
+  patchTask(namespace: string, name: string, patch: unknown): Promise<ScheduledTask> {
+    return this.t.request("PATCH", `${TASKS}/namespaces/${ns(namespace)}/scheduledtasks/${ns(name)}`, {
+      body: patch,
+      contentType: "application/merge-patch+json",
+    });
+  }
+
+  async deleteTask(namespace: string, name: string): Promise<void> {
+    await this.t.request("DELETE", `${TASKS}/namespaces/${ns(namespace)}/scheduledtasks/${ns(name)}`, {
+      body: { propagationPolicy: "Background" },
+    });
+  }
+
+  async listExecutions(namespace: string, task: string): Promise<TaskExecution[]> {
+    const r = await this.t.request<{ items: TaskExecution[] }>(
+      "GET",
+      `${TASKS}/namespaces/${ns(namespace)}/taskexecutions`,
+      { query: { labelSelector: `${LABEL_TASK}=${task}` } },
+    );
+    return r.items;
+  }
+
+  getSecret(namespace: string, name: string): Promise<KubeObject & { data?: Record<string, string> }> {
+    return this.t.request("GET", `/api/v1/namespaces/${ns(namespace)}/secrets/${ns(name)}`);
+  }
+
+  createSecret(secret: KubeObject): Promise<KubeObject> {
+    return this.t.request("POST", `/api/v1/namespaces/${ns(secret.metadata.namespace ?? "")}/secrets`, {
+      body: secret,
+    });
+  }
+
+  patchSecret(namespace: string, name: string, patch: unknown): Promise<KubeObject> {
+    return this.t.request("PATCH", `/api/v1/namespaces/${ns(namespace)}/secrets/${ns(name)}`, {
+      body: patch,
+      contentType: "application/merge-patch+json",
+    });
+  }
+
+  async deleteSecret(namespace: string, name: string): Promise<void> {
+    await this.t.request("DELETE", `/api/v1/namespaces/${ns(namespace)}/secrets/${ns(name)}`);
+  }
+
+  async listActivePods(namespace: string, task: string): Promise<string[]> {
+    const r = await this.t.request<{ items: (KubeObject & { status?: { phase?: string } })[] }>(
+      "GET",
+      `/api/v1/namespaces/${ns(namespace)}/pods`,
+      { query: { labelSelector: `${LABEL_TASK}=${task}` } },
+    );
+    return r.items
+      .filter((p) => p.status?.phase === "Running" || p.status?.phase === "Pending")
+      .map((p) => p.metadata.name ?? "");
+  }
+
+  async followLog(
+    namespace: string,
+    pod: string,
+    onText: (text: string) => void,
+    signal: AbortSignal,
+  ): Promise<void> {
+    // `pods/<pod>/log?follow=true` as the viewer (RBAC pods/log), streamed over node:https with
+    // the kubeconfig's TLS and token (client-node's Log cannot report the end of the stream).
+    const server = this.kc.getCurrentCluster()?.server ?? "";
+    const url = new URL(`${server}/api/v1/namespaces/${ns(namespace)}/pods/${ns(pod)}/log`);
+    url.searchParams.set("container", "script");
+    url.searchParams.set("follow", "true");
+    const opts: RequestOptions = { method: "GET", signal };
+    await this.kc.applyToHTTPSOptions(opts);
+    await new Promise<void>((resolve, reject) => {
+      const req = (url.protocol === "https:" ? httpsRequest : httpRequest)(url, opts, (res) => {
+        res.setEncoding("utf8");
+        if (res.statusCode !== 200) {
+          let body = "";
+          res.on("data", (c: string) => {
+            body += c;
+          });
+          res.on("end", () =>
+            reject(new ApiError(res.statusCode ?? 500, "LogUnavailable", body.slice(0, 300))),
+          );
+          return;
+        }
+        res.on("data", (c: string) => onText(c));
+        res.on("end", () => resolve());
+        res.on("error", () => resolve());
+      });
+      req.on("error", (err) => (signal.aborted ? resolve() : reject(err)));
+      req.end();
+    });
+  }
+
+  async listPlatforms(namespace: string): Promise<ScalePlatform[]> {
+    const r = await this.t.request<{ items: ScalePlatform[] }>(
+      "GET",
+      `${TASKS}/namespaces/${ns(namespace)}/scaleplatforms`,
+    );
+    return r.items;
+  }
+
+  getPlatform(namespace: string, name: string): Promise<ScalePlatform> {
+    return this.t.request("GET", `${TASKS}/namespaces/${ns(namespace)}/scaleplatforms/${ns(name)}`);
+  }
+
+  createPlatform(platform: KubeObject, dryRun: boolean): Promise<ScalePlatform> {
+    const path = `${TASKS}/namespaces/${ns(platform.metadata.namespace ?? "")}/scaleplatforms`;
+    return this.t.request("POST", path, {
+      body: platform,
+      query: { dryRun: dryRun ? "All" : undefined, fieldValidation: "Strict" },
+    });
+  }
+
+  patchPlatform(namespace: string, name: string, patch: unknown): Promise<ScalePlatform> {
+    return this.t.request("PATCH", `${TASKS}/namespaces/${ns(namespace)}/scaleplatforms/${ns(name)}`, {
+      body: patch,
+      contentType: "application/merge-patch+json",
+    });
+  }
+
+  async watchPlatform(
+    namespace: string,
+    name: string,
+    onChange: (p: ScalePlatform) => void,
+    signal: AbortSignal,
+  ): Promise<void> {
+    // A watch of this one object as the viewer (RBAC `watch`), so the page's live steps need no
+    // cache with the dashboard's own rights. It ends on abort (the browser left) or by the server.
+    const done = new Promise<void>((resolve) => {
+      this.t
+        .watch(
+          `${TASKS}/namespaces/${ns(namespace)}/scaleplatforms`,
+          { fieldSelector: `metadata.name=${name}`, allowWatchBookmarks: false },
+          (type, obj) => {
+            if (type === "ADDED" || type === "MODIFIED") onChange(obj as ScalePlatform);
+          },
+          () => resolve(),
+        )
+        .then(
+          (ctl) => {
+            if (signal.aborted) ctl.abort();
+            else signal.addEventListener("abort", () => ctl.abort(), { once: true });
+          },
+          () => resolve(),
+        );
+    });
+    await done;
+  }
+}

@@ -1,0 +1,211 @@
+import type { FastifyInstance } from "fastify";
+import { afterEach, describe, expect, it } from "vitest";
+import type { ScalePlatform } from "../api/v1alpha1/scaleplatform.ts";
+import { silentLogger } from "../log.ts";
+import { createDashboard } from "./server.ts";
+import { FakeViewerApi, injectSignIn } from "./testing.ts";
+
+const PLATFORMS = "/dashboard/compute/platforms/scale";
+const TOKEN = "platform-viewer-token";
+let app: FastifyInstance | undefined;
+afterEach(async () => {
+  await app?.close();
+  app = undefined;
+});
+
+async function start(viewer: FakeViewerApi) {
+  app = await createDashboard({ log: silentLogger(), viewerApi: () => viewer });
+  return app;
+}
+const post = (a: FastifyInstance, url: string, cookie: string, payload: Record<string, string>) =>
+  a.inject({
+    method: "POST",
+    url,
+    headers: { cookie, origin: "http://dash.test", host: "dash.test" },
+    payload,
+  });
+
+const platform = (name: string, status: ScalePlatform["status"] = {}): ScalePlatform => ({
+  apiVersion: "cronscale.io/v1alpha1",
+  kind: "ScalePlatform",
+  metadata: { name, namespace: "default" },
+  spec: { plan: "Standard", domains: { platform: `${name}.example.test` } } as ScalePlatform["spec"],
+  status,
+});
+
+describe("dashboard: platforms", () => {
+  it("lists platforms with plan, status and step n/7; Deploy only for who may create", async () => {
+    const viewer = new FakeViewerApi({ username: "r", groups: [] }, new Set(["list scaleplatforms default"]));
+    viewer.platforms.set("default/shop", platform("shop", { phase: "Provisioning", stepSummary: "3/7" }));
+    const a = await start(viewer);
+    const { body } = await injectSignIn(a, TOKEN, `${PLATFORMS}?namespace=default`);
+    expect(body).toContain('data-platform="shop"');
+    expect(body).toContain("3/7");
+    expect(body).toContain("Provisioning");
+    expect(body).not.toContain(">Deploy<");
+  });
+
+  it("shows the plan table and summary, the API server's message by the field, then launches", async () => {
+    const viewer = new FakeViewerApi({ username: "e", groups: [] }, new Set(["* * *"]));
+    const a = await start(viewer);
+    const { cookie, csrf, body } = await injectSignIn(a, TOKEN, `${PLATFORMS}/deploy?namespace=default`);
+    for (const t of ["Professional", "16 GB", "250 GB", "199 USD", "Launch Platform"])
+      expect(body).toContain(t);
+    const summary = await post(a, `${PLATFORMS}/deploy?namespace=default`, cookie, {
+      _csrf: csrf,
+      intent: "summary",
+      name: "shop",
+      plan: "Enterprise",
+      domain: "",
+    });
+    expect(summary.body).toMatch(/<dt>Plan<\/dt><dd>Enterprise<\/dd>/);
+    expect(summary.body).toContain("999 USD");
+    const bad = await post(a, `${PLATFORMS}/deploy?namespace=default`, cookie, {
+      _csrf: csrf,
+      intent: "launch",
+      name: "shop",
+      plan: "Standard",
+      domain: "Not A Host",
+    });
+    expect(bad.statusCode).toBe(422);
+    expect(bad.body).toMatch(/id="domain-error">spec\.domains\.platform must be a host name/);
+    expect(viewer.platforms.size).toBe(0);
+    const ok = await post(a, `${PLATFORMS}/deploy?namespace=default`, cookie, {
+      _csrf: csrf,
+      intent: "launch",
+      name: "shop",
+      plan: "Professional",
+      domain: "shop.example.test",
+    });
+    expect(ok.statusCode).toBe(303);
+    expect(ok.headers.location).toBe(`${PLATFORMS}/deploy?namespace=default&name=shop`);
+    expect(viewer.platforms.get("default/shop")?.spec).toEqual({
+      plan: "Professional",
+      domains: { platform: "shop.example.test" },
+    });
+    const progress = await a.inject({
+      method: "GET",
+      url: ok.headers.location as string,
+      headers: { cookie },
+    });
+    expect(progress.body).toContain(`data-sse="${PLATFORMS}/default/shop/events"`);
+    expect(progress.body.match(/data-step=/g)).toHaveLength(7);
+  });
+
+  it("streams the steps as Server-Sent Events each time the platform changes", async () => {
+    const viewer = new FakeViewerApi({ username: "e", groups: [] }, new Set(["* * *"]));
+    viewer.platforms.set("default/shop", platform("shop"));
+    const a = await start(viewer);
+    const { cookie } = await injectSignIn(a, TOKEN, `${PLATFORMS}?namespace=default`);
+    const base = await a.listen({ host: "127.0.0.1", port: 0 });
+    const abort = new AbortController();
+    const res = await fetch(`${base}${PLATFORMS}/default/shop/events`, {
+      headers: { cookie },
+      signal: abort.signal,
+    });
+    expect(res.headers.get("content-type")).toContain("text/event-stream");
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    let text = "";
+    const until = async (needle: string) => {
+      while (!text.includes(needle)) text += new TextDecoder().decode((await reader.read()).value);
+    };
+    await until("0/7 steps done");
+    viewer.setPlatform(
+      platform("shop", {
+        phase: "Provisioning",
+        stepSummary: "1/7",
+        steps: [{ name: "InfrastructureProvisioned", state: "Done" }],
+      }),
+    );
+    await until("1/7 steps done");
+    expect(text).toMatch(/event: steps\ndata: /);
+    expect(text).toContain('data-step="InfrastructureProvisioned" data-state="Done"');
+    abort.abort();
+  });
+
+  it("reveals the admin credentials on a POST only to who may read Secrets; stops and starts", async () => {
+    const viewer = new FakeViewerApi({ username: "e", groups: [] }, new Set(["* * *"]));
+    viewer.platforms.set("default/shop", platform("shop", { credentialsSecretName: "shop-credentials" }));
+    const b64 = (v: string) => Buffer.from(v).toString("base64");
+    viewer.secrets.set("default/shop-credentials", {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "shop-credentials" },
+      data: {
+        "admin-username": b64("admin"),
+        "admin-password": b64("s3cret-pass"),
+        "api-key": b64("csk_abc"),
+      },
+    });
+    const a = await start(viewer);
+    const page = `${PLATFORMS}/deploy?namespace=default&name=shop`;
+    const { cookie, csrf, body } = await injectSignIn(a, TOKEN, page);
+    expect(body).not.toContain("s3cret-pass");
+    expect(body).toContain("Reveal credentials");
+    const shown = await post(a, `${PLATFORMS}/default/shop/credentials`, cookie, { _csrf: csrf });
+    expect(shown.headers["cache-control"]).toBe("no-store");
+    expect(shown.body).toContain("s3cret-pass");
+    expect(shown.body).toContain("csk_abc");
+    const stop = await post(a, `${PLATFORMS}/default/shop/stop`, cookie, { _csrf: csrf });
+    expect(stop.statusCode).toBe(303);
+    expect(viewer.platforms.get("default/shop")?.spec.stopped).toBe(true);
+    const after = await a.inject({ method: "GET", url: page, headers: { cookie } });
+    expect(after.body).toContain(">Start<");
+
+    const reader = new FakeViewerApi(
+      { username: "r", groups: [] },
+      new Set(["get scaleplatforms default", "list scaleplatforms default"]),
+    );
+    reader.platforms = viewer.platforms;
+    await a.close();
+    const b = await start(reader);
+    const r = await injectSignIn(b, TOKEN, page);
+    expect(r.body).not.toContain("Reveal credentials");
+    expect(r.body).not.toContain(">Stop<");
+    const forged = await post(b, `${PLATFORMS}/default/shop/credentials`, r.cookie, { _csrf: r.csrf });
+    expect(forged.statusCode).toBe(403);
+    expect(forged.body).not.toContain("s3cret-pass");
+  });
+
+  it("upgrades to a higher plan, shows the API server's refusal of a downgrade, adds a webhook", async () => {
+    const viewer = new FakeViewerApi({ username: "e", groups: [] }, new Set(["* * *"]));
+    viewer.platforms.set("default/shop", platform("shop"));
+    const a = await start(viewer);
+    const page = `${PLATFORMS}/deploy?namespace=default&name=shop`;
+    const { cookie, csrf, body } = await injectSignIn(a, TOKEN, page);
+    expect(body).toContain("Upgrade Now");
+    expect(body).toMatch(/<option value="Professional">/);
+    expect(body).not.toMatch(/<option value="Standard">/);
+    expect(
+      (await post(a, `${PLATFORMS}/default/shop/upgrade`, cookie, { _csrf: csrf, plan: "Enterprise" }))
+        .statusCode,
+    ).toBe(303);
+    expect(viewer.platforms.get("default/shop")?.spec.plan).toBe("Enterprise");
+    const down = await post(a, `${PLATFORMS}/default/shop/upgrade`, cookie, {
+      _csrf: csrf,
+      plan: "Standard",
+    });
+    expect(down.statusCode).toBe(422);
+    expect(down.body).toContain(
+      "The API server refused the change: cannot change plan from Enterprise to Standard",
+    );
+    const hook = await a.inject({
+      method: "POST",
+      url: `${PLATFORMS}/default/shop/webhooks`,
+      headers: {
+        cookie,
+        origin: "http://dash.test",
+        host: "dash.test",
+        "content-type": "application/x-www-form-urlencoded",
+      },
+      payload: `_csrf=${encodeURIComponent(csrf)}&name=orders&url=${encodeURIComponent("https://hooks.example.test/x")}&events=OrderCreated&events=PaymentReceived`,
+    });
+    expect(hook.statusCode).toBe(303);
+    expect(viewer.platforms.get("default/shop")?.spec.webhooks).toEqual([
+      { name: "orders", url: "https://hooks.example.test/x", events: ["OrderCreated", "PaymentReceived"] },
+    ]);
+    const after = await a.inject({ method: "GET", url: page, headers: { cookie } });
+    expect(after.body).toContain('data-webhook="orders"');
+    expect(after.body).not.toContain("Upgrade Now"); // Enterprise is the top fixed tier
+  });
+});

@@ -1,0 +1,301 @@
+import type { FastifyInstance, FastifyReply } from "fastify";
+import { API_VERSION } from "../api/v1alpha1/kind.ts";
+import type { ScalePlatform } from "../api/v1alpha1/scaleplatform.ts";
+import { DEFAULT_PLATFORM_CONFIG } from "../controllers/scaleplatform/config.ts";
+import { ApiError } from "../runtime/errors.ts";
+import { allowed, pickNamespace } from "./access.ts";
+import type { Ctx } from "./server.ts";
+import type { Session } from "./sessions.ts";
+import { apiErrorsByField } from "./task-model.ts";
+import { renderFragment } from "./views/html.ts";
+import { PLATFORMS_PATH } from "./views/layout.ts";
+import {
+  CREDENTIAL_ROWS,
+  type DeployForm,
+  DeployPage,
+  PlatformsPage,
+  ProgressPage,
+  Steps,
+} from "./views/platforms.ts";
+
+type Q = Record<string, string | undefined>;
+
+// List prices for the estimate before launch (the operator's defaults; once launched the
+// platform's status carries the installation's own estimate).
+const { currency, Standard, Professional, Enterprise } = DEFAULT_PLATFORM_CONFIG.prices;
+const PRICES = { Standard, Professional, Enterprise };
+
+const str = (v: unknown) => (typeof v === "string" ? v.trim() : "");
+
+/** Form field of an API error path on a ScalePlatform. */
+function platformField(path: string): string {
+  if (path.startsWith("metadata.name")) return "name";
+  if (path.startsWith("spec.domains")) return "domain";
+  if (path.startsWith("spec.store.name")) return "storeName";
+  if (path.startsWith("spec.store")) return "contactEmail";
+  return "";
+}
+
+/** Routes of /dashboard/compute/platforms/scale. Every Kubernetes call uses the viewer's token. */
+export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
+  const viewer = (s: Session) => s.api as NonNullable<Session["api"]>;
+
+  async function platformPage(
+    reply: FastifyReply,
+    s: Session,
+    ns: string,
+    name: string,
+    revealed?: Record<string, string>,
+    problem?: string,
+    status = 200,
+  ) {
+    const [platform, patch, readSecrets] = await Promise.all([
+      viewer(s).getPlatform(ns, name),
+      allowed(s, "patch", "scaleplatforms", ns),
+      allowed(s, "get", "secrets", ns),
+    ]);
+    const eventsHref = `${PLATFORMS_PATH}/${encodeURIComponent(ns)}/${encodeURIComponent(name)}/events`;
+    const flash = s.flash;
+    s.flash = undefined;
+    const body = ProgressPage({
+      platform,
+      session: s,
+      can: { patch, readSecrets },
+      revealed,
+      flash,
+      problem,
+      eventsHref,
+      prices: PRICES,
+      currency,
+    });
+    return ctx.page(reply, s, name, body, status);
+  }
+
+  // Admin credentials on request: a POST (CSRF), read from the generated Secret as the viewer,
+  // logged without the values; the page is never cached (Cache-Control: no-store on every page).
+  app.post(`${PLATFORMS_PATH}/:ns/:name/credentials`, async (req, reply) => {
+    const s = req.session as Session;
+    const { ns, name } = req.params as { ns: string; name: string };
+    try {
+      const platform = await viewer(s).getPlatform(ns, name);
+      const secretName = platform.status?.credentialsSecretName;
+      if (!secretName) throw new ApiError(404, "NotFound", `platform ${name} has no credentials yet`);
+      const secret = await viewer(s).getSecret(ns, secretName);
+      const revealed = Object.fromEntries(
+        CREDENTIAL_ROWS.map(([key]) => [
+          key,
+          Buffer.from(secret.data?.[key] ?? "", "base64").toString("utf8"),
+        ]),
+      );
+      req.log.info(
+        { user: s.user?.username, namespace: ns, platform: name },
+        "platform credentials revealed",
+      );
+      return await platformPage(reply, s, ns, name, revealed);
+    } catch (err) {
+      return ctx.fail(reply, s, err);
+    }
+  });
+
+  for (const [action, stopped] of [
+    ["stop", true],
+    ["start", false],
+  ] as const) {
+    app.post(`${PLATFORMS_PATH}/:ns/:name/${action}`, async (req, reply) => {
+      const s = req.session as Session;
+      const { ns, name } = req.params as { ns: string; name: string };
+      try {
+        await viewer(s).patchPlatform(ns, name, { spec: { stopped } });
+        req.log.info(
+          { user: s.user?.username, namespace: ns, platform: name, stopped },
+          "platform stop/start",
+        );
+        s.flash = stopped ? "Stopping: the app scales to zero, data is kept." : "Starting.";
+        return reply.redirect(
+          `${PLATFORMS_PATH}/deploy?namespace=${encodeURIComponent(ns)}&name=${encodeURIComponent(name)}`,
+          303,
+        );
+      } catch (err) {
+        return ctx.fail(reply, s, err);
+      }
+    });
+  }
+
+  // A change to the platform as the viewer; the API server's refusal (CEL: no downgrade, bad
+  // webhook URL, ...) is shown on the platform page.
+  const change = (
+    path: string,
+    patchOf: (p: ScalePlatform, body: Record<string, unknown>) => unknown,
+    done: string,
+  ) =>
+    app.post(`${PLATFORMS_PATH}/:ns/:name/${path}`, async (req, reply) => {
+      const s = req.session as Session;
+      const { ns, name } = req.params as { ns: string; name: string };
+      try {
+        const current = await viewer(s).getPlatform(ns, name);
+        await viewer(s).patchPlatform(ns, name, patchOf(current, req.body as Record<string, unknown>));
+        req.log.info(
+          { user: s.user?.username, namespace: ns, platform: name, change: path },
+          "platform changed",
+        );
+        s.flash = done;
+        return reply.redirect(
+          `${PLATFORMS_PATH}/deploy?namespace=${encodeURIComponent(ns)}&name=${encodeURIComponent(name)}`,
+          303,
+        );
+      } catch (err) {
+        if (err instanceof ApiError && [400, 409, 422].includes(err.statusCode)) {
+          const message = (err.body as { message?: string } | undefined)?.message ?? err.message;
+          return platformPage(reply, s, ns, name, undefined, message, err.statusCode);
+        }
+        return ctx.fail(reply, s, err);
+      }
+    });
+  change("upgrade", (_p, body) => ({ spec: { plan: str(body.plan) } }), "Upgrade requested.");
+  // The whole list is sent (merge patch replaces arrays) with the resourceVersion read, so a
+  // concurrent change is refused (409) rather than lost.
+  change(
+    "webhooks",
+    (p, body) => ({
+      metadata: { resourceVersion: p.metadata.resourceVersion },
+      spec: {
+        webhooks: [
+          ...(p.spec.webhooks ?? []),
+          {
+            name: str(body.name),
+            url: str(body.url),
+            events: (Array.isArray(body.events) ? body.events : body.events ? [body.events] : []).map(str),
+          },
+        ],
+      },
+    }),
+    "Webhook added.",
+  );
+
+  app.get(PLATFORMS_PATH, async (req, reply) => {
+    const s = req.session as Session;
+    try {
+      const { ns, all } = await pickNamespace(
+        s,
+        ctx.opts.namespaces ?? [],
+        (req.query as Q).namespace,
+        "scaleplatforms",
+      );
+      const [platforms, canCreate] = await Promise.all([
+        viewer(s).listPlatforms(ns),
+        allowed(s, "create", "scaleplatforms", ns),
+      ]);
+      platforms.sort((a, b) => (a.metadata.name ?? "").localeCompare(b.metadata.name ?? ""));
+      return ctx.page(
+        reply,
+        s,
+        "Platforms",
+        PlatformsPage({ namespace: ns, namespaces: all, platforms, canCreate }),
+      );
+    } catch (err) {
+      return ctx.fail(reply, s, err);
+    }
+  });
+
+  // The deploy page; with ?name= of a launched platform, its live progress (same URL on reload).
+  app.get(`${PLATFORMS_PATH}/deploy`, async (req, reply) => {
+    const s = req.session as Session;
+    const { namespace, name } = req.query as Q;
+    try {
+      const { ns } = await pickNamespace(s, ctx.opts.namespaces ?? [], namespace, "scaleplatforms");
+      if (name) return await platformPage(reply, s, ns, name);
+      const form: DeployForm = { name: "", plan: "Standard", domain: "", storeName: "", contactEmail: "" };
+      return ctx.page(
+        reply,
+        s,
+        "Deploy",
+        DeployPage({ session: s, namespace: ns, form, errors: {}, general: [], prices: PRICES, currency }),
+      );
+    } catch (err) {
+      return ctx.fail(reply, s, err);
+    }
+  });
+
+  app.post(`${PLATFORMS_PATH}/deploy`, async (req, reply) => {
+    const s = req.session as Session;
+    const ns = (req.query as Q).namespace ?? "default";
+    const body = req.body as Record<string, unknown>;
+    const form: DeployForm = {
+      name: str(body.name),
+      plan: str(body.plan) || "Standard",
+      domain: str(body.domain),
+      storeName: str(body.storeName),
+      contactEmail: str(body.contactEmail),
+    };
+    const page = (errors: Record<string, string[]>, general: string[], status: number) =>
+      ctx.page(
+        reply,
+        s,
+        "Deploy",
+        DeployPage({ session: s, namespace: ns, form, errors, general, prices: PRICES, currency }),
+        status,
+      );
+    if (body.intent !== "launch") return page({}, [], 200);
+    const spec: Record<string, unknown> = { plan: form.plan, domains: { platform: form.domain } };
+    if (form.storeName || form.contactEmail)
+      spec.store = { name: form.storeName, contactEmail: form.contactEmail };
+    const platform = {
+      apiVersion: API_VERSION,
+      kind: "ScalePlatform",
+      metadata: { name: form.name, namespace: ns },
+      spec,
+    };
+    try {
+      await viewer(s).createPlatform(platform, true);
+      await viewer(s).createPlatform(platform, false);
+      req.log.info({ user: s.user?.username, namespace: ns, platform: form.name }, "platform launched");
+      return reply.redirect(
+        `${PLATFORMS_PATH}/deploy?namespace=${encodeURIComponent(ns)}&name=${encodeURIComponent(form.name)}`,
+        303,
+      );
+    } catch (err) {
+      if (err instanceof ApiError && [400, 403, 409, 422].includes(err.statusCode)) {
+        const { fields, general } = apiErrorsByField(err, platformField);
+        return page(fields, general, err.statusCode);
+      }
+      return ctx.fail(reply, s, err);
+    }
+  });
+
+  // Server-Sent Events: the steps, rendered, each time the platform changes (a watch as the viewer).
+  app.get(`${PLATFORMS_PATH}/:ns/:name/events`, async (req, reply) => {
+    const s = req.session as Session;
+    const { ns, name } = req.params as { ns: string; name: string };
+    const abort = new AbortController();
+    reply.hijack();
+    const res = reply.raw;
+    res.writeHead(200, {
+      "Content-Type": "text/event-stream; charset=utf-8",
+      "Cache-Control": "no-store",
+      "X-Content-Type-Options": "nosniff",
+      "X-Accel-Buffering": "no",
+    });
+    const send = (event: string, data: string) =>
+      res.write(
+        `event: ${event}\n${data
+          .split("\n")
+          .map((l) => `data: ${l}`)
+          .join("\n")}\n\n`,
+      );
+    const heartbeat = setInterval(() => res.write(": keep-alive\n\n"), 25_000);
+    req.raw.on("close", () => abort.abort());
+    try {
+      await viewer(s).watchPlatform(
+        ns,
+        name,
+        (p) => send("steps", renderFragment(Steps({ platform: p }))),
+        abort.signal,
+      );
+    } catch (err) {
+      send("error", err instanceof ApiError ? `${err.statusCode}` : "error");
+    } finally {
+      clearInterval(heartbeat);
+      res.end();
+    }
+  });
+}

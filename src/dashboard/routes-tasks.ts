@@ -1,0 +1,260 @@
+import { randomUUID } from "node:crypto";
+import type { FastifyInstance, FastifyReply } from "fastify";
+import { ANNOTATION_RUN_NOW } from "../api/v1alpha1/labels.ts";
+import type { ScheduledTask } from "../api/v1alpha1/scheduledtask.ts";
+import { ApiError } from "../runtime/errors.ts";
+import { pickNamespace, taskPermissions } from "./access.ts";
+import { registerTaskFormRoutes } from "./routes-task-form.ts";
+import type { Ctx } from "./server.ts";
+import type { Session } from "./sessions.ts";
+import { filterTasks } from "./task-model.ts";
+import { renderFragment } from "./views/html.ts";
+import { TASKS_PATH } from "./views/layout.ts";
+import { DeletePage, TaskPage } from "./views/task-detail.ts";
+import { TaskResults, TasksPage, taskHref } from "./views/tasks-list.ts";
+
+type Q = Record<string, string | undefined>;
+type P = { ns: string; name: string; env?: string };
+
+const listHref = (ns: string) => `${TASKS_PATH}?namespace=${encodeURIComponent(ns)}`;
+
+/** Routes of /dashboard/compute/serverless/tasks. Every Kubernetes call uses the viewer's token. */
+export function registerTaskRoutes(app: FastifyInstance, ctx: Ctx): void {
+  const viewer = (s: Session) => s.api as NonNullable<Session["api"]>;
+  registerTaskFormRoutes(app, ctx);
+
+  // Search as you type asks for the same namespace's list on every keystroke: keep the viewer's
+  // last list for a few seconds, so a burst of keystrokes costs one list call and filtering
+  // stays in memory. Full page loads and every change always read afresh.
+  const LIST_TTL_MS = 5_000;
+  async function tasksFor(s: Session, ns: string, fresh: boolean): Promise<ScheduledTask[]> {
+    s.access ??= new Map();
+    const key = `tasks/${ns}`;
+    const hit = s.access.get(key);
+    if (!fresh && hit && Date.now() - hit.at < LIST_TTL_MS) return hit.value as ScheduledTask[];
+    const tasks = await viewer(s).listTasks(ns);
+    s.access.set(key, { at: Date.now(), value: tasks });
+    return tasks;
+  }
+
+  function takeFlash(s: Session): string | undefined {
+    const f = s.flash;
+    s.flash = undefined;
+    return f;
+  }
+
+  app.get(TASKS_PATH, async (req, reply) => {
+    const s = req.session as Session;
+    const q = (req.query as Q).q ?? "";
+    try {
+      const { ns, all } = await pickNamespace(s, ctx.opts.namespaces ?? [], (req.query as Q).namespace);
+      const [tasks, can] = await Promise.all([tasksFor(s, ns, true), taskPermissions(s, ns)]);
+      const shown = filterTasks(tasks, q);
+      const body = TasksPage({
+        namespace: ns,
+        namespaces: all,
+        q,
+        tasks: shown,
+        total: tasks.length,
+        canCreate: can.create,
+        flash: takeFlash(s),
+      });
+      return ctx.page(reply, s, "Tasks", body);
+    } catch (err) {
+      return ctx.fail(reply, s, err);
+    }
+  });
+
+  // The cards alone, for search as you type (the full page answers the same query without script).
+  app.get(`${TASKS_PATH}/results`, async (req, reply) => {
+    const s = req.session as Session;
+    const { q = "", namespace } = req.query as Q;
+    try {
+      const { ns } = await pickNamespace(s, ctx.opts.namespaces ?? [], namespace);
+      const tasks = await tasksFor(s, ns, false);
+      const html = renderFragment(TaskResults({ tasks: filterTasks(tasks, q), total: tasks.length, q }));
+      return reply.type("text/html; charset=utf-8").send(html);
+    } catch (err) {
+      const status = err instanceof ApiError ? err.statusCode : 500;
+      return reply
+        .code(status)
+        .type("text/plain")
+        .send((err as Error).message);
+    }
+  });
+
+  app.get(`${TASKS_PATH}/:ns/:name`, async (req, reply) => {
+    const s = req.session as Session;
+    const { ns, name } = req.params as P;
+    try {
+      const [task, executions, can] = await Promise.all([
+        viewer(s).getTask(ns, name),
+        viewer(s).listExecutions(ns, name),
+        taskPermissions(s, ns),
+      ]);
+      const running = can.followLogs
+        ? await viewer(s)
+            .listActivePods(ns, name)
+            .catch(() => [])
+        : [];
+      const body = TaskPage({
+        task,
+        executions,
+        session: s,
+        can,
+        now: ctx.now(),
+        flash: takeFlash(s),
+        running,
+      });
+      return ctx.page(reply, s, name, body);
+    } catch (err) {
+      return ctx.fail(reply, s, err);
+    }
+  });
+
+  // A run's output as it is written (Server-Sent Events over `pods/log?follow`, as the viewer).
+  // Only pods of this task: the list is filtered by the task label, so another pod is a 404.
+  app.get(`${TASKS_PATH}/:ns/:name/runs/:pod/log`, async (req, reply) => {
+    const s = req.session as Session;
+    const { ns, name, pod } = req.params as P & { pod: string };
+    let pods: string[];
+    try {
+      pods = await viewer(s).listActivePods(ns, name);
+    } catch (err) {
+      return reply.code(err instanceof ApiError ? err.statusCode : 500).send();
+    }
+    if (!pods.includes(pod)) return reply.code(404).type("text/plain").send("no such run in progress");
+    const abort = new AbortController();
+    reply.hijack();
+    const res = reply.raw;
+    res.writeHead(200, {
+      "Content-Type": "text/event-stream; charset=utf-8",
+      "Cache-Control": "no-store",
+      "X-Content-Type-Options": "nosniff",
+    });
+    req.raw.on("close", () => abort.abort());
+    const send = (event: string, data: string) =>
+      res.write(
+        `event: ${event}\n${data
+          .split("\n")
+          .map((l) => `data: ${l}`)
+          .join("\n")}\n\n`,
+      );
+    // A pod still pulling or starting has no log yet (the API server answers 400): try again
+    // each second while the run is in progress.
+    let wrote = false;
+    for (let attempt = 0; attempt < 60 && !abort.signal.aborted; attempt++) {
+      try {
+        await viewer(s).followLog(
+          ns,
+          pod,
+          (text) => {
+            wrote = true;
+            send("log", text);
+          },
+          abort.signal,
+        );
+        break;
+      } catch (err) {
+        if (wrote) break;
+        req.log.debug({ err, pod }, "no log yet");
+        await new Promise((r) => setTimeout(r, 1000));
+        const still = await viewer(s)
+          .listActivePods(ns, name)
+          .catch(() => [] as string[]);
+        if (!still.includes(pod)) break;
+      }
+    }
+    send("end", "");
+    res.end();
+  });
+
+  app.post(`${TASKS_PATH}/:ns/:name/env/:env/reveal`, async (req, reply) => {
+    const s = req.session as Session;
+    const { ns, name, env = "" } = req.params as P;
+    try {
+      const v = viewer(s);
+      const [task, executions, can] = await Promise.all([
+        v.getTask(ns, name),
+        v.listExecutions(ns, name),
+        taskPermissions(s, ns),
+      ]);
+      const entry = task.spec.env?.find((e) => e.name === env);
+      if (!entry) throw new ApiError(404, "NotFound", `task ${name} has no variable ${env}`);
+      let value = entry.value ?? "";
+      if (entry.valueFrom) {
+        const ref = entry.valueFrom.secretKeyRef;
+        const secret = await v.getSecret(ns, ref.name);
+        const raw = secret.data?.[ref.key];
+        if (raw === undefined)
+          throw new ApiError(404, "NotFound", `Secret ${ref.name} has no key ${ref.key}`);
+        value = Buffer.from(raw, "base64").toString("utf8");
+      }
+      req.log.info(
+        { user: s.user?.username, namespace: ns, task: name, variable: env },
+        "env value revealed",
+      );
+      reply.header("Cache-Control", "no-store");
+      const body = TaskPage({
+        task,
+        executions,
+        session: s,
+        can,
+        now: ctx.now(),
+        revealed: { name: env, value },
+      });
+      return ctx.page(reply, s, name, body);
+    } catch (err) {
+      return ctx.fail(reply, s, err);
+    }
+  });
+
+  const annotate = async (reply: FastifyReply, s: Session, p: P, patch: unknown, done: string) => {
+    try {
+      await viewer(s).patchTask(p.ns, p.name, patch);
+      s.flash = done;
+      return reply.redirect(taskHref(p.ns, p.name), 303);
+    } catch (err) {
+      return ctx.fail(reply, s, err);
+    }
+  };
+  app.post(`${TASKS_PATH}/:ns/:name/run`, async (req, reply) =>
+    annotate(
+      reply,
+      req.session as Session,
+      req.params as P,
+      { metadata: { annotations: { [ANNOTATION_RUN_NOW]: randomUUID() } } },
+      "Run requested; it appears in the history when it finishes.",
+    ),
+  );
+  app.post(`${TASKS_PATH}/:ns/:name/suspend`, async (req, reply) =>
+    annotate(reply, req.session as Session, req.params as P, { spec: { suspend: true } }, "Task suspended."),
+  );
+  app.post(`${TASKS_PATH}/:ns/:name/resume`, async (req, reply) =>
+    annotate(reply, req.session as Session, req.params as P, { spec: { suspend: false } }, "Task resumed."),
+  );
+
+  app.get(`${TASKS_PATH}/:ns/:name/delete`, async (req, reply) => {
+    const s = req.session as Session;
+    const { ns, name } = req.params as P;
+    try {
+      const task = await viewer(s).getTask(ns, name);
+      return ctx.page(reply, s, `Delete ${name}`, DeletePage({ task, session: s }));
+    } catch (err) {
+      return ctx.fail(reply, s, err);
+    }
+  });
+
+  app.post(`${TASKS_PATH}/:ns/:name/delete`, async (req, reply) => {
+    const s = req.session as Session;
+    const { ns, name } = req.params as P;
+    try {
+      await viewer(s).deleteTask(ns, name);
+      req.log.info({ user: s.user?.username, namespace: ns, task: name }, "task deleted");
+      s.flash = `Task ${name} deleted.`;
+      return reply.redirect(listHref(ns), 303);
+    } catch (err) {
+      return ctx.fail(reply, s, err);
+    }
+  });
+}

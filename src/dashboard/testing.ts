@@ -1,0 +1,277 @@
+import type { ScalePlatform } from "../api/v1alpha1/scaleplatform.ts";
+import type { ScheduledTask } from "../api/v1alpha1/scheduledtask.ts";
+import type { TaskExecution } from "../api/v1alpha1/taskexecution.ts";
+import { ApiError } from "../runtime/errors.ts";
+import type { KubeObject } from "../runtime/types.ts";
+import type { AccessCheck, UserInfo, ViewerApi } from "./kube.ts";
+
+// An in-memory ViewerApi for the dashboard's unit tests: objects in maps, permissions as a set of
+// "verb resource namespace" strings, a 403 for everything else (as the API server would answer).
+// The real client is exercised against the real API server by test/integration/dashboard.
+
+type Obj = KubeObject & { data?: Record<string, string> };
+
+/** A fake viewer: `allow` lists what it may do ("list scheduledtasks default", "* * *" for all). */
+export class FakeViewerApi implements ViewerApi {
+  readonly tasks = new Map<string, ScheduledTask>();
+  readonly executions: TaskExecution[] = [];
+  readonly secrets = new Map<string, Obj>();
+  readonly calls: string[] = [];
+  platforms = new Map<string, ScalePlatform>();
+  private readonly watchers = new Set<(p: ScalePlatform) => void>();
+  readonly user: UserInfo | undefined;
+  readonly allow: Set<string>;
+  readonly namespaces: string[];
+  constructor(user: UserInfo | undefined, allow: Set<string>, namespaces: string[] = ["default"]) {
+    this.user = user;
+    this.allow = allow;
+    this.namespaces = namespaces;
+  }
+
+  private check(verb: string, resource: string, namespace: string): void {
+    if (!this.permits(verb, resource, namespace))
+      throw new ApiError(403, "Forbidden", `${resource} is forbidden: User cannot ${verb} in ${namespace}`, {
+        message: `${resource} is forbidden: User "${this.user?.username}" cannot ${verb} resource "${resource}" in namespace "${namespace}"`,
+      });
+  }
+  private permits(verb: string, resource: string, namespace: string): boolean {
+    return (
+      this.allow.has("* * *") ||
+      this.allow.has(`${verb} ${resource} ${namespace}`) ||
+      this.allow.has(`${verb} ${resource} *`)
+    );
+  }
+
+  async whoAmI(): Promise<UserInfo> {
+    if (!this.user) throw new ApiError(401, "Unauthorized", "Unauthorized");
+    return this.user;
+  }
+  async can(c: AccessCheck): Promise<boolean> {
+    return this.permits(c.verb, c.subresource ? `${c.resource}/${c.subresource}` : c.resource, c.namespace);
+  }
+  async listNamespaces(): Promise<string[]> {
+    this.check("list", "namespaces", "");
+    return this.namespaces;
+  }
+  async listTasks(namespace: string): Promise<ScheduledTask[]> {
+    this.check("list", "scheduledtasks", namespace);
+    return [...this.tasks.values()].filter((t) => t.metadata.namespace === namespace);
+  }
+  async getTask(namespace: string, name: string): Promise<ScheduledTask> {
+    this.check("get", "scheduledtasks", namespace);
+    const t = this.tasks.get(`${namespace}/${name}`);
+    if (!t) throw new ApiError(404, "NotFound", `scheduledtasks "${name}" not found`);
+    return t;
+  }
+  async createTask(task: KubeObject, dryRun: boolean): Promise<ScheduledTask> {
+    const ns = task.metadata.namespace ?? "";
+    this.check("create", "scheduledtasks", ns);
+    const spec = task.spec as Record<string, unknown>;
+    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(task.metadata.name ?? ""))
+      throw new ApiError(422, "Invalid", "invalid", {
+        message: "ScheduledTask is invalid",
+        details: {
+          causes: [{ field: "metadata.name", message: "metadata.name may contain only lowercase letters" }],
+        },
+      });
+    if (typeof spec.schedule === "string" && spec.schedule.split(" ").length !== 5)
+      throw new ApiError(422, "Invalid", "invalid", {
+        message: "ScheduledTask is invalid",
+        details: {
+          causes: [{ field: "spec.schedule", message: "spec.schedule must have exactly five fields" }],
+        },
+      });
+    this.calls.push(`create${dryRun ? " dry-run" : ""} ${ns}/${task.metadata.name}`);
+    const created = {
+      ...task,
+      metadata: { ...task.metadata, uid: `uid-${task.metadata.name}` },
+    } as ScheduledTask;
+    if (!dryRun) this.tasks.set(`${ns}/${task.metadata.name}`, created);
+    return created;
+  }
+  async replaceTask(task: KubeObject, dryRun: boolean): Promise<ScheduledTask> {
+    const ns = task.metadata.namespace ?? "";
+    this.check("update", "scheduledtasks", ns);
+    this.calls.push(`replace${dryRun ? " dry-run" : ""} ${ns}/${task.metadata.name}`);
+    if (!dryRun) this.tasks.set(`${ns}/${task.metadata.name}`, task as ScheduledTask);
+    return task as ScheduledTask;
+  }
+  async patchTask(namespace: string, name: string, patch: unknown): Promise<ScheduledTask> {
+    this.check("patch", "scheduledtasks", namespace);
+    const t = await this.getTask(namespace, name);
+    const p = patch as { spec?: object; metadata?: { annotations?: Record<string, string> } };
+    const next = {
+      ...t,
+      spec: { ...t.spec, ...p.spec },
+      metadata: { ...t.metadata, annotations: { ...t.metadata.annotations, ...p.metadata?.annotations } },
+    };
+    this.tasks.set(`${namespace}/${name}`, next);
+    this.calls.push(`patch ${namespace}/${name} ${JSON.stringify(patch)}`);
+    return next;
+  }
+  async deleteTask(namespace: string, name: string): Promise<void> {
+    this.check("delete", "scheduledtasks", namespace);
+    this.tasks.delete(`${namespace}/${name}`);
+    this.calls.push(`delete ${namespace}/${name}`);
+  }
+  async listExecutions(namespace: string, task: string): Promise<TaskExecution[]> {
+    this.check("list", "taskexecutions", namespace);
+    return this.executions.filter((x) => x.metadata.namespace === namespace && x.spec.taskName === task);
+  }
+  async getSecret(namespace: string, name: string): Promise<Obj> {
+    this.check("get", "secrets", namespace);
+    const s = this.secrets.get(`${namespace}/${name}`);
+    if (!s) throw new ApiError(404, "NotFound", `secrets "${name}" not found`);
+    return s;
+  }
+  async createSecret(secret: KubeObject): Promise<KubeObject> {
+    const ns = secret.metadata.namespace ?? "";
+    this.check("create", "secrets", ns);
+    this.secrets.set(`${ns}/${secret.metadata.name}`, secret as Obj);
+    this.calls.push(`create secret ${ns}/${secret.metadata.name}`);
+    return secret;
+  }
+  async patchSecret(namespace: string, name: string, patch: unknown): Promise<KubeObject> {
+    this.check("patch", "secrets", namespace);
+    const s = this.secrets.get(`${namespace}/${name}`);
+    if (!s) throw new ApiError(404, "NotFound", `secrets "${name}" not found`);
+    const p = patch as { data?: Record<string, string | null>; metadata?: object };
+    const data = { ...s.data };
+    for (const [k, v] of Object.entries(p.data ?? {}))
+      if (v === null) delete data[k];
+      else data[k] = v;
+    const next = { ...s, data, metadata: { ...s.metadata, ...p.metadata } };
+    this.secrets.set(`${namespace}/${name}`, next);
+    this.calls.push(`patch secret ${namespace}/${name}`);
+    return next;
+  }
+  async deleteSecret(namespace: string, name: string): Promise<void> {
+    this.check("delete", "secrets", namespace);
+    this.secrets.delete(`${namespace}/${name}`);
+  }
+  /** Active pods by task, and the log text each one "prints". */
+  readonly pods = new Map<string, { task: string; namespace: string; log: string[] }>();
+  async listActivePods(namespace: string, task: string): Promise<string[]> {
+    this.check("list", "pods", namespace);
+    return [...this.pods].filter(([, p]) => p.namespace === namespace && p.task === task).map(([n]) => n);
+  }
+  async followLog(
+    namespace: string,
+    pod: string,
+    onText: (t: string) => void,
+    _signal: AbortSignal,
+  ): Promise<void> {
+    this.check("get", "pods/log", namespace);
+    for (const line of this.pods.get(pod)?.log ?? []) onText(line);
+  }
+  async listPlatforms(namespace: string): Promise<ScalePlatform[]> {
+    this.check("list", "scaleplatforms", namespace);
+    return [...this.platforms.values()].filter((p) => p.metadata.namespace === namespace);
+  }
+  async getPlatform(namespace: string, name: string): Promise<ScalePlatform> {
+    this.check("get", "scaleplatforms", namespace);
+    const p = this.platforms.get(`${namespace}/${name}`);
+    if (!p) throw new ApiError(404, "NotFound", `scaleplatforms "${name}" not found`);
+    return p;
+  }
+  async createPlatform(platform: KubeObject, dryRun: boolean): Promise<ScalePlatform> {
+    const ns = platform.metadata.namespace ?? "";
+    this.check("create", "scaleplatforms", ns);
+    const host = (platform.spec as { domains?: { platform?: string } }).domains?.platform ?? "";
+    if (!/^[a-z0-9.-]+$/.test(host))
+      throw new ApiError(422, "Invalid", "invalid", {
+        message: "ScalePlatform is invalid",
+        details: {
+          causes: [{ field: "spec.domains.platform", message: "spec.domains.platform must be a host name" }],
+        },
+      });
+    this.calls.push(`create platform${dryRun ? " dry-run" : ""} ${ns}/${platform.metadata.name}`);
+    if (!dryRun) this.setPlatform(platform as ScalePlatform);
+    return platform as ScalePlatform;
+  }
+  async patchPlatform(namespace: string, name: string, patch: unknown): Promise<ScalePlatform> {
+    this.check("patch", "scaleplatforms", namespace);
+    const p = await this.getPlatform(namespace, name);
+    const next = { ...p, spec: { ...p.spec, ...(patch as { spec?: object }).spec } } as ScalePlatform;
+    const rank = ["Standard", "Professional", "Enterprise", "Custom"];
+    if (rank.indexOf(next.spec.plan) < rank.indexOf(p.spec.plan))
+      throw new ApiError(422, "Invalid", "invalid", {
+        message: `cannot change plan from ${p.spec.plan} to ${next.spec.plan}`,
+      });
+    this.setPlatform(next);
+    this.calls.push(`patch platform ${namespace}/${name} ${JSON.stringify(patch)}`);
+    return next;
+  }
+  async watchPlatform(
+    namespace: string,
+    name: string,
+    onChange: (p: ScalePlatform) => void,
+    signal: AbortSignal,
+  ): Promise<void> {
+    this.check("watch", "scaleplatforms", namespace);
+    const w = (p: ScalePlatform) => {
+      if (p.metadata.namespace === namespace && p.metadata.name === name) onChange(p);
+    };
+    const current = this.platforms.get(`${namespace}/${name}`);
+    if (current) onChange(current);
+    this.watchers.add(w);
+    await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+    this.watchers.delete(w);
+  }
+  /** Stores a platform (as the operator's status write would) and tells the watchers. */
+  setPlatform(p: ScalePlatform): void {
+    this.platforms.set(`${p.metadata.namespace}/${p.metadata.name}`, p);
+    for (const w of this.watchers) w(p);
+  }
+}
+
+/** A stored task with defaults, for tests. */
+export function sampleTask(
+  name: string,
+  namespace = "default",
+  spec: Partial<ScheduledTask["spec"]> = {},
+): ScheduledTask {
+  return {
+    apiVersion: "cronscale.io/v1alpha1",
+    kind: "ScheduledTask",
+    metadata: { name, namespace, uid: `uid-${name}` },
+    spec: {
+      schedule: "*/5 * * * *",
+      timezone: "UTC",
+      timeoutSeconds: 300,
+      language: "Bash",
+      script: "echo hello",
+      plan: "Micro",
+      suspend: false,
+      concurrencyPolicy: "Forbid",
+      retries: 0,
+      successfulJobsHistoryLimit: 3,
+      failedJobsHistoryLimit: 3,
+      ...spec,
+    },
+    status: { phase: "Running" },
+  };
+}
+
+/** Signs in through the form of an in-process dashboard (fastify inject); returns cookie and CSRF token. */
+export async function injectSignIn(
+  app: {
+    inject: (o: object) => Promise<{ statusCode: number; body: string; headers: Record<string, unknown> }>;
+  },
+  token: string,
+  page: string,
+): Promise<{ cookie: string; csrf: string; body: string }> {
+  const cookieOf = (h: Record<string, unknown>) => String(h["set-cookie"] ?? "").split(";")[0] ?? "";
+  const csrfOf = (html: string) => /name="_csrf" value="([^"]+)"/.exec(html)?.[1] ?? "";
+  const form = await app.inject({ method: "GET", url: "/dashboard/sign-in" });
+  const res = await app.inject({
+    method: "POST",
+    url: "/dashboard/sign-in",
+    headers: { cookie: cookieOf(form.headers), origin: "http://dash.test", host: "dash.test" },
+    payload: { _csrf: csrfOf(form.body), token, next: page },
+  });
+  if (res.statusCode !== 303) throw new Error(`sign-in answered ${res.statusCode}`);
+  const cookie = cookieOf(res.headers);
+  const got = await app.inject({ method: "GET", url: page, headers: { cookie } });
+  return { cookie, csrf: csrfOf(got.body), body: got.body };
+}

@@ -1,0 +1,200 @@
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { KubeViewerApi } from "../../../src/dashboard/kube.ts";
+import { createDashboard } from "../../../src/dashboard/server.ts";
+import { silentLogger } from "../../../src/log.ts";
+import {
+  launchChromium,
+  newContext,
+  screenshots,
+  seriousA11yViolations,
+  type TestBrowser,
+} from "../../support/browser.ts";
+import { kubeConfig, kubectl, useNamespace } from "../../support/cluster.ts";
+import { installCrds } from "../scheduledtask/operator.ts";
+
+// The platform pages in Chromium against the API server, as a viewer allowed only platforms in
+// one namespace: deploy from the plan table, then the seven steps follow the platform's status
+// live (Server-Sent Events from a watch made with the viewer's token). The status is written
+// here with kubectl, step by step, so the page is tested without the platform add-ons.
+
+const ns = useNamespace("dash-plat");
+const PLATFORMS = "/dashboard/compute/platforms/scale";
+let app: FastifyInstance;
+let base = "";
+let chromium: TestBrowser;
+let token = "";
+
+beforeAll(async () => {
+  await installCrds();
+  await kubectl(["wait", "--for=condition=Established", "--timeout=60s", "crd/scaleplatforms.cronscale.io"]);
+  await kubectl(["apply", "-f", "-"], {
+    input: `
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: deployer, namespace: ${ns.name}}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: deployer, namespace: ${ns.name}}
+rules:
+  - {apiGroups: [cronscale.io], resources: [scaleplatforms], verbs: [get, list, watch, create, patch]}
+  - {apiGroups: [""], resources: [secrets], verbs: [get]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: deployer, namespace: ${ns.name}}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: deployer}
+subjects: [{kind: ServiceAccount, name: deployer, namespace: ${ns.name}}]
+`,
+  });
+  token = (
+    await kubectl(["create", "token", "deployer", "--duration=1h"], { namespace: ns.name })
+  ).stdout.trim();
+  const kc = kubeConfig();
+  app = await createDashboard({
+    log: silentLogger(),
+    namespaces: [ns.name],
+    viewerApi: (t) => new KubeViewerApi(kc, t),
+  });
+  base = (await app.listen({ host: "127.0.0.1", port: 0 })).replace("127.0.0.1", "localhost");
+  chromium = await launchChromium();
+}, 300_000);
+
+afterAll(async () => {
+  await chromium?.close();
+  await app?.close();
+});
+
+const STEPS = [
+  "InfrastructureProvisioned",
+  "SoftwareInstalled",
+  "DatabaseConfigured",
+  "LoadBalancerSetUp",
+  "CertificatesGenerated",
+  "InitialConfigurationApplied",
+  "HealthChecksPerformed",
+];
+
+describe("platform pages in Chromium against the API server", () => {
+  it("deploys from the plan table, shows the seven steps progressing live, reveals credentials, upgrades, adds a webhook, stops", async () => {
+    const ctx = await newContext(chromium.browser);
+    const page = await ctx.newPage();
+    await page.goto(`${base}${PLATFORMS}?namespace=${ns.name}`);
+    await page.getByLabel("Token").fill(token);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL(`**${PLATFORMS}?namespace=${ns.name}`);
+    await page.getByRole("link", { name: "Deploy" }).click();
+    await page.getByLabel("Instance name").fill("shop");
+    await page.getByLabel("Store domain").fill("shop.example.test");
+    await page.getByLabel("Professional").check();
+    await page.getByRole("button", { name: "Update summary" }).click();
+    await expect.poll(() => page.locator("#h-summary + dl").textContent()).toContain("449 USD");
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    await screenshots(page, "platform-deploy");
+    await page.getByRole("button", { name: "Launch Platform" }).click();
+    await page.waitForURL(`**${PLATFORMS}/deploy?namespace=${ns.name}&name=shop`);
+    const spec = JSON.parse(
+      (await kubectl(["get", "splat", "shop", "-o", "json"], { namespace: ns.name })).stdout,
+    ).spec;
+    expect(spec).toMatchObject({ plan: "Professional", domains: { platform: "shop.example.test" } });
+    expect(await page.locator("[data-step]").count()).toBe(7);
+
+    // Each status write reaches the open page without a reload.
+    for (let done = 1; done <= STEPS.length; done++) {
+      const steps = STEPS.map((name, i) => ({
+        name,
+        state: i < done ? "Done" : i === done ? "InProgress" : "Pending",
+      }));
+      const status = { phase: done === 7 ? "Running" : "Provisioning", stepSummary: `${done}/7`, steps };
+      await kubectl(
+        ["patch", "splat", "shop", "--subresource=status", "--type=merge", "-p", JSON.stringify({ status })],
+        {
+          namespace: ns.name,
+        },
+      );
+      await expect
+        .poll(() => page.locator(`[data-step="${STEPS[done - 1]}"]`).getAttribute("data-state"), {
+          timeout: 15_000,
+        })
+        .toBe("Done");
+    }
+    await expect.poll(() => page.locator("#steps").textContent()).toContain("7/7 steps done");
+    expect(await page.locator("#steps .badge").first().textContent()).toBe("Running");
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    await screenshots(page, "platform-progress");
+
+    // Admin credentials on request, read from the Secret the status names, as the viewer.
+    await kubectl(
+      [
+        "create",
+        "secret",
+        "generic",
+        "shop-credentials",
+        "--from-literal=admin-username=admin",
+        "--from-literal=admin-password=pw-from-secret",
+        "--from-literal=api-key=csk_test",
+      ],
+      { namespace: ns.name },
+    );
+    await kubectl(
+      [
+        "patch",
+        "splat",
+        "shop",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        '{"status":{"credentialsSecretName":"shop-credentials"}}',
+      ],
+      {
+        namespace: ns.name,
+      },
+    );
+    await page.reload();
+    expect(await page.content()).not.toContain("pw-from-secret");
+    await page.getByRole("button", { name: "Reveal credentials" }).click();
+    await expect.poll(() => page.getByLabel("Admin password").textContent()).toBe("pw-from-secret");
+    // Upgrade Now and Add Webhook, as merge patches the CRD's own rules judge.
+    await page.getByLabel("Upgrade to").selectOption("Enterprise");
+    await page.getByRole("button", { name: "Upgrade Now" }).click();
+    await expect.poll(() => page.locator("#h-plan").textContent()).toBe("Plan: Enterprise");
+    const csrf = await page.locator('input[name="_csrf"]').first().inputValue();
+    const downgrade = await page.request.post(`${base}${PLATFORMS}/${ns.name}/shop/upgrade`, {
+      headers: { origin: base },
+      form: { _csrf: csrf, plan: "Standard" },
+    });
+    expect(downgrade.status()).toBe(422);
+    expect(await downgrade.text()).toContain("only upgrades to a higher tier are allowed");
+    await page.getByLabel("Webhook name").fill("orders");
+    await page.getByLabel("Endpoint URL").fill("https://hooks.example.test/orders");
+    await page.getByLabel("OrderCreated").check();
+    await page.getByLabel("PaymentReceived").check();
+    await page.getByRole("button", { name: "Add Webhook" }).click();
+    await expect.poll(() => page.locator('[data-webhook="orders"]').count()).toBe(1);
+    const hooks = JSON.parse(
+      (await kubectl(["get", "splat", "shop", "-o", "json"], { namespace: ns.name })).stdout,
+    ).spec.webhooks;
+    expect(hooks).toEqual([
+      expect.objectContaining({
+        name: "orders",
+        url: "https://hooks.example.test/orders",
+        events: ["OrderCreated", "PaymentReceived"],
+      }),
+    ]);
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    await screenshots(page, "platform-page");
+
+    await page.getByRole("button", { name: "Stop" }).click();
+    await expect.poll(() => page.getByRole("button", { name: "Start" }).count()).toBe(1);
+    const stopped = JSON.parse(
+      (await kubectl(["get", "splat", "shop", "-o", "json"], { namespace: ns.name })).stdout,
+    ).spec.stopped;
+    expect(stopped).toBe(true);
+
+    await page.goto(`${base}${PLATFORMS}?namespace=${ns.name}`);
+    expect(await page.locator('[data-platform="shop"]').textContent()).toContain("7/7");
+    await screenshots(page, "platforms");
+    await ctx.close();
+  });
+});

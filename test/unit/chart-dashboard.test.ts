@@ -1,0 +1,64 @@
+import { execFileSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { parseAllDocuments } from "yaml";
+import { findHelm } from "../../hack/gen/crds.ts";
+
+// The chart's optional dashboard: off by default; when on, its own Deployment whose pods the
+// operator's selector never matches, and a ServiceAccount bound to nothing (viewers' tokens
+// carry every permission the dashboard uses).
+
+const chart = fileURLToPath(new URL("../../charts/cronscale", import.meta.url));
+const helm = findHelm();
+
+type Obj = {
+  kind: string;
+  metadata: { name: string; labels?: Record<string, string> };
+  subjects?: { name: string }[];
+  // biome-ignore lint/suspicious/noExplicitAny: rendered manifests, read by path
+  spec?: any;
+};
+
+function render(sets: string[]): Obj[] {
+  const out = execFileSync(helm!, ["template", "cs", chart, ...sets.flatMap((s) => ["--set", s])], {
+    encoding: "utf8",
+  });
+  return parseAllDocuments(out)
+    .map((d) => d.toJS())
+    .filter(Boolean);
+}
+
+describe.skipIf(!helm)("chart: dashboard", () => {
+  it("is off by default", () => {
+    expect(render([]).filter((o) => o.metadata.name.endsWith("-dashboard"))).toEqual([]);
+  });
+
+  it("runs the image's dashboard entry with its own ServiceAccount and no RBAC", () => {
+    const objs = render([
+      "dashboard.enabled=true",
+      "dashboard.namespaces={team-a,team-b}",
+      "dashboard.replicas=2",
+    ]);
+    const deps = objs.filter((o) => o.kind === "Deployment");
+    const dash = deps.find((d) => d.metadata.name === "cs-cronscale-dashboard");
+    const op = deps.find((d) => d !== dash);
+    const pod = dash?.spec.template.spec;
+    expect(pod.containers[0].command).toEqual(["node", "dist/dashboard/main.js"]);
+    expect(pod.containers[0].args).toContain("--namespaces=team-a,team-b");
+    expect(pod.serviceAccountName).toBe("cs-cronscale-dashboard");
+    expect(pod.containers[0].securityContext.readOnlyRootFilesystem).toBe(true);
+    // Neither Deployment's selector matches the other's pods.
+    const matches = (sel: Record<string, string>, labels: Record<string, string>) =>
+      Object.entries(sel).every(([k, v]) => labels[k] === v);
+    expect(matches(op?.spec.selector.matchLabels, pod && dash?.spec.template.metadata.labels)).toBe(false);
+    expect(matches(dash?.spec.selector.matchLabels, op?.spec.template.metadata.labels)).toBe(false);
+    const bindings = objs.filter((o) => o.kind === "RoleBinding" || o.kind === "ClusterRoleBinding");
+    expect(bindings.flatMap((b) => b.subjects ?? []).map((s) => s.name)).not.toContain(
+      "cs-cronscale-dashboard",
+    );
+    expect(
+      objs.find((o) => o.kind === "Service" && o.metadata.name === "cs-cronscale-dashboard")?.spec
+        .sessionAffinity,
+    ).toBe("ClientIP");
+  });
+});
