@@ -241,4 +241,27 @@ describe("Informer", () => {
     expect(seen).toContain("delete a");
     await informer.stop();
   });
+
+  it("answers with an object this process wrote until the watch delivers that version", async () => {
+    const { client, source, informer } = await setup({ labelSelector: "mine=yes" });
+    client.seed(cm("a", { v: "1" }, { mine: "yes" }));
+    informer.start();
+    await informer.waitForSync();
+    await settle();
+    // The watch is slow (events held back): our write is seen only through mutated().
+    source.breakWatches();
+    const written = await client.apply(cm("a", { v: "2" }, { mine: "yes" }));
+    expect(informer.get("ns/a")?.data).toEqual({ v: "1" });
+    informer.mutated(written);
+    expect(informer.get("ns/a")?.data).toEqual({ v: "2" });
+    // An older version, or one outside the selector, never replaces what is cached.
+    informer.mutated({
+      ...cm("a", { v: "0" }, { mine: "yes" }),
+      metadata: { name: "a", namespace: "ns", labels: { mine: "yes" }, resourceVersion: "1" },
+    });
+    informer.mutated(await client.apply(cm("b", { v: "9" }, { mine: "no" })));
+    expect(informer.get("ns/a")?.data).toEqual({ v: "2" });
+    expect(informer.get("ns/b")).toBeUndefined();
+    await informer.stop();
+  });
 });

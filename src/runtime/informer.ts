@@ -43,6 +43,20 @@ export interface InformerOptions {
 
 type WatchEnd = { kind: "closed" } | { kind: "gone" } | { kind: "error"; err: unknown } | { kind: "relist" };
 
+/** How long a written object may stand in for one the watch has not delivered. */
+const MUTATION_TTL_MS = 60_000;
+
+/**
+ * Whether `a` is a later version than `b`. resourceVersions are opaque to clients in general, but
+ * the API server's are etcd revisions (client-go's MutationCache relies on the same); anything
+ * not an integer counts as not newer, so the watched object wins.
+ */
+function newer(a: KubeObject, b: KubeObject): boolean {
+  const x = Number(a.metadata.resourceVersion);
+  const y = Number(b.metadata.resourceVersion);
+  return Number.isInteger(x) && Number.isInteger(y) && x > y;
+}
+
 function indexAdd(index: Map<string, Set<string>>, value: string, key: string): void {
   const set = index.get(value);
   if (set) set.add(key);
@@ -61,6 +75,8 @@ export class Informer<T extends KubeObject = KubeObject> {
     Omit<InformerOptions, "labelSelector" | "backoff" | "transform" | "indexLabels">
   > &
     InformerOptions;
+  /** Objects this process wrote that the watch has not delivered yet (see `mutated`). */
+  private readonly mutations = new Map<string, { obj: T; atMs: number }>();
   /** label → "namespace/value" → keys of the cached objects carrying it. */
   private readonly indexes = new Map<string, Map<string, Set<string>>>();
   private readonly clock: TimerClock;
@@ -118,9 +134,33 @@ export class Informer<T extends KubeObject = KubeObject> {
     return this.opts.source.description;
   }
 
-  /** A cached object by "namespace/name". */
+  /**
+   * A cached object by "namespace/name": the newer of what the watch delivered and what this
+   * process wrote last (see `mutated`).
+   */
   get(key: string): T | undefined {
-    return this.cache.get(key);
+    const cached = this.cache.get(key);
+    const m = this.mutations.get(key);
+    if (!m) return cached;
+    if (this.clock.now().getTime() - m.atMs < MUTATION_TTL_MS && (!cached || newer(m.obj, cached)))
+      return m.obj;
+    this.mutations.delete(key);
+    return cached;
+  }
+
+  /**
+   * Records an object as the API server returned it for this process's own write, until the
+   * watch delivers that version or a newer one — as client-go's MutationCache does. Without it, a
+   * reconcile that follows its own write before the watch event arrives sees the old object and
+   * writes the same again. Objects outside the selector are ignored.
+   */
+  mutated(raw: KubeObject): void {
+    if (!parseSelector(this.opts.labelSelector)(raw.metadata.labels)) return;
+    const obj = this.trim(raw);
+    const key = keyString(objectKey(obj));
+    const cached = this.cache.get(key);
+    if (cached && !newer(obj, cached)) return;
+    this.mutations.set(key, { obj, atMs: this.clock.now().getTime() });
   }
 
   /** Adds an index on a label (built from what is cached already). */
@@ -181,6 +221,8 @@ export class Informer<T extends KubeObject = KubeObject> {
     }
     if (obj) this.cache.set(key, obj);
     else this.cache.delete(key);
+    const m = this.mutations.get(key);
+    if (m && (!obj || !newer(m.obj, obj))) this.mutations.delete(key);
   }
 
   private trim(raw: KubeObject): T {

@@ -80,7 +80,12 @@ export class KubeListWatch implements ListWatchSource {
       accept: this.metadataOnly ? METADATA_LIST_ACCEPT : undefined,
     });
     // List items carry no apiVersion/kind; handlers and caches expect complete objects.
-    const items = res.items.map((o) => ({ ...o, apiVersion: this.type.apiVersion, kind: this.type.kind }));
+    // An empty PartialObjectMetadataList says `items: null`.
+    const items = (res.items ?? []).map((o) => ({
+      ...o,
+      apiVersion: this.type.apiVersion,
+      kind: this.type.kind,
+    }));
     return {
       items,
       resourceVersion: res.metadata.resourceVersion,

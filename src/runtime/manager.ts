@@ -13,6 +13,13 @@ import type { ListWatchSource } from "./listwatch.ts";
 import { RuntimeMetrics } from "./metrics.ts";
 import type { CacheReader, KubeObject, ReconcileContext, ResourceType } from "./types.ts";
 
+function metadataOnlyThen(then?: (o: KubeObject) => KubeObject): (o: KubeObject) => KubeObject {
+  return (o) => {
+    const meta = { apiVersion: o.apiVersion, kind: o.kind, metadata: o.metadata };
+    return then ? then(meta) : meta;
+  };
+}
+
 /** Leader election settings (durations in ms). */
 export interface ManagerLeaderElection {
   namespace: string;
@@ -93,6 +100,7 @@ export class Manager {
     this.gated = new GatedKubeClient(
       opts.client,
       () => this.writesAllowed && (this.elector?.isLeader() ?? true),
+      (obj) => this.written(obj),
     );
     this.events =
       opts.events ??
@@ -160,7 +168,8 @@ export class Manager {
         log: this.log.child({ informer: `${type.apiVersion}/${type.kind}` }),
         clock: this.clock,
         labelSelector: opts.labelSelector,
-        transform: opts.transform,
+        // Written objects reach metadata-only caches too (Informer.mutated): keep their metadata only.
+        transform: opts.metadataOnly ? metadataOnlyThen(opts.transform) : opts.transform,
         indexLabels: opts.indexLabels,
         ...this.o.informer,
       });
@@ -189,6 +198,13 @@ export class Manager {
       all.find(([k]) => k === `${prefix}||`)?.[1] ?? all.find(([k]) => !k.split("|")[3])?.[1] ?? all[0]?.[1];
     if (inf && !inf.synced) throw new RetryableError(`cache of ${inf.description} not synced yet`);
     return inf;
+  }
+
+  /** An object the API server returned for our write: every informer of its type records it. */
+  private written(obj: KubeObject): void {
+    if (!obj?.metadata) return;
+    const prefix = `${obj.apiVersion}|${obj.kind}|`;
+    for (const [k, inf] of this.informers) if (k.startsWith(prefix)) inf.mutated(obj);
   }
 
   /** Registers a controller; call before `start`. */
