@@ -92,7 +92,13 @@ export class CountingProxy {
       JSON.stringify({
         apiVersion: "v1",
         kind: "Config",
-        clusters: [{ name: "proxy", cluster: { server: `http://127.0.0.1:${this.port}` } }],
+        // client-node refuses plain HTTP unless TLS verification is declared off (there is no TLS here).
+        clusters: [
+          {
+            name: "proxy",
+            cluster: { server: `http://127.0.0.1:${this.port}`, "insecure-skip-tls-verify": true },
+          },
+        ],
         users: [{ name: "proxy", user: {} }],
         contexts: [{ name: "proxy", context: { cluster: "proxy", user: "proxy" } }],
         "current-context": "proxy",

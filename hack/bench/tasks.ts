@@ -86,8 +86,9 @@ const spec = () =>
     plan: "Micro",
     script: "echo hi",
   });
+const TASK_KIND = { apiVersion: TASK_TYPE.apiVersion, kind: TASK_TYPE.kind };
 const taskObj = (ns: string, i: number): KubeObject => ({
-  ...TASK_TYPE,
+  ...TASK_KIND,
   metadata: { name: `t${i}`, namespace: ns },
   spec: spec(),
 });
@@ -150,7 +151,7 @@ async function rawWrite(raw: RealKubeClient, task: ScheduledTask): Promise<void>
   const cronJob = await raw.apply(desiredCronJob(task, s, DEFAULT_TASK_CONTROLLER_CONFIG));
   const status = computeStatus({ task, spec: s, cronJob, executions: [], now: new Date() });
   await raw.applyStatus({
-    ...TASK_TYPE,
+    ...TASK_KIND,
     metadata: { name: task.metadata.name, namespace: task.metadata.namespace },
     status,
   });
