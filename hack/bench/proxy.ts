@@ -144,9 +144,11 @@ export class CountingProxy {
     const up = request(url, { method: req.method, headers, agent: this.agent }, (upRes: IncomingMessage) => {
       res.writeHead(upRes.statusCode ?? 502, upRes.headers);
       upRes.pipe(res);
-      upRes.on("end", () => {
+      const record = () =>
         this.samples.push({ verb, resource, status: upRes.statusCode ?? 0, ms: performance.now() - t0 });
-      });
+      // A watch streams for minutes: count it when it starts (latency to its first byte).
+      if (verb === "watch") record();
+      else upRes.on("end", record);
     });
     up.on("error", () => {
       if (!res.headersSent) res.writeHead(502);
