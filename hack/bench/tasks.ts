@@ -1,39 +1,76 @@
-// Benchmark: N ScheduledTasks applied → time until all are Running with their CronJob, against a
-// baseline that writes the same children (ConfigMap + CronJob) directly with the same concurrency
-// in the same run; then the operator's writes during 60 s of steady state, and its RSS.
-//   KUBECONFIG=... node hack/bench/tasks.ts --count 1000 [--workers 4] [--steady-seconds 60]
-// Schedules are yearly, so no pod runs: the figures are the control loop's, nodes don't matter.
+// Benchmark of the ScheduledTask controllers against the raw-write floor (docs/benchmarks.md).
+//
+// Cold convergence: N ScheduledTasks already stored in a fresh namespace; at t0 the operator
+// (dist/ as shipped: `node dist/main.js`, built by `make build`) starts; done when every task is
+// Running and has its CronJob, seen by a watch (no polling). The raw writer, in the same run and
+// at the same concurrency, makes exactly the requests that end state needs: one LIST of the
+// tasks (for their uids), then per task the ConfigMap, the CronJob with its ownerReference and
+// the status. Runs alternate (raw, operator, operator, raw, …) and repeat; medians are quoted.
+// Every request of both goes through a counting proxy (hack/bench/proxy.ts): verbs, 404s,
+// latency. The operator's peak RSS (VmHWM) and heap after a full GC are read from inside it
+// (hack/bench/heap-probe.mjs). After the last operator run: writes during --steady-seconds of
+// steady state, and across a restart.
+//
+// Live creation (--live): the operator already running; N tasks created at t0 with the same
+// concurrency; against a raw writer that creates each task and then writes its children and status.
+//
+//   KUBECONFIG=... npm run bench:tasks -- --count 1000 [--workers 4] [--rounds 3] [--live] [--operator-only]
+// (builds dist/ first; `node hack/bench/tasks.ts ...` runs the dist/ as it is)
+// Schedules are yearly, so no pod runs: the figures are the control loop's. The machine may be
+// shared: compare the ratios of one run, not absolute times across runs.
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
 import { parseArgs } from "node:util";
 import { KubeConfig } from "@kubernetes/client-node";
 import { parse } from "yaml";
-import { scheduledTaskSpecSchema } from "../../src/api/v1alpha1/scheduledtask.ts";
+import { type ScheduledTask, scheduledTaskSpecSchema } from "../../src/api/v1alpha1/scheduledtask.ts";
 import { DEFAULT_TASK_CONTROLLER_CONFIG } from "../../src/controllers/scheduledtask/config.ts";
 import { desiredCronJob, desiredScriptConfigMap } from "../../src/controllers/scheduledtask/desired.ts";
+import { computeStatus } from "../../src/controllers/scheduledtask/status.ts";
+import { silentLogger } from "../../src/log.ts";
 import { RealKubeClient } from "../../src/runtime/client.ts";
+import { Informer } from "../../src/runtime/informer.ts";
+import { KubeListWatch } from "../../src/runtime/listwatch.ts";
 import { KubeTransport } from "../../src/runtime/rest.ts";
 import type { KubeObject } from "../../src/runtime/types.ts";
+import { CountingProxy, type VerbStats } from "./proxy.ts";
 
 const { values } = parseArgs({
   options: {
     count: { type: "string", default: "100" },
     workers: { type: "string", default: "4" },
-    "steady-seconds": { type: "string", default: "60" },
+    rounds: { type: "string", default: "3" },
+    "steady-seconds": { type: "string", default: "30" },
+    live: { type: "boolean", default: false },
+    // Memory at a size where the raw runs would take too long on a shared machine: one cold
+    // operator run, no raw writer, so no ratio.
+    "operator-only": { type: "boolean", default: false },
   },
 });
 const N = Number(values.count);
-const WORKERS = Number(values.workers);
+const W = Number(values.workers);
+const ROUNDS = Number(values.rounds);
 const STEADY = Number(values["steady-seconds"]);
 const root = new URL("../../", import.meta.url).pathname;
+const TASK_TYPE = {
+  apiVersion: "cronscale.io/v1alpha1",
+  kind: "ScheduledTask",
+  plural: "scheduledtasks",
+  namespaced: true,
+};
+const CRONJOB_TYPE = { apiVersion: "batch/v1", kind: "CronJob", plural: "cronjobs", namespaced: true };
 
 const kc = new KubeConfig();
 kc.loadFromDefault();
-const client = new RealKubeClient(KubeTransport.create(kc));
-const suffix = randomBytes(3).toString("hex");
-const nsBase = `bench-base-${suffix}`;
-const nsOp = `bench-op-${suffix}`;
+const direct = KubeTransport.create(kc);
+const client = new RealKubeClient(direct);
+const proxy = new CountingProxy(kc);
+const run = randomBytes(3).toString("hex");
+const tmp = `${tmpdir()}/cronscale-bench-${run}`;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Runs `fn` for 0..n-1 with `workers` in flight. */
 async function pool(n: number, workers: number, fn: (i: number) => Promise<unknown>): Promise<void> {
@@ -45,125 +82,302 @@ async function pool(n: number, workers: number, fn: (i: number) => Promise<unkno
   );
 }
 
-function spec() {
-  return scheduledTaskSpecSchema.parse({
+const spec = () =>
+  scheduledTaskSpecSchema.parse({
     schedule: "0 0 1 1 *",
     language: "Bash",
     plan: "Micro",
     script: "echo hi",
   });
+const TASK_KIND = { apiVersion: TASK_TYPE.apiVersion, kind: TASK_TYPE.kind };
+const taskObj = (ns: string, i: number): KubeObject => ({
+  ...TASK_KIND,
+  metadata: { name: `t${i}`, namespace: ns },
+  spec: spec(),
+});
+
+async function installCrds(): Promise<void> {
+  for (const f of readdirSync(`${root}crds`))
+    await client.apply(parse(readFileSync(`${root}crds/${f}`, "utf8")));
+  await sleep(3000);
 }
 
-function taskObj(ns: string, i: number): KubeObject {
+let nsCounter = 0;
+const namespaces: string[] = [];
+async function freshNamespace(seedTasks: boolean): Promise<string> {
+  const ns = `bench-${run}-${nsCounter++}`;
+  namespaces.push(ns);
+  await client.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
+  if (seedTasks) await pool(N, 16, (i) => client.apply(taskObj(ns, i)));
+  return ns;
+}
+
+/** Resolves when every task of `ns` is Running and N CronJobs exist, as two watches see it. */
+async function converged(ns: string): Promise<{ done: Promise<void>; stop: () => Promise<void> }> {
+  const running = new Set<string>();
+  const cronJobs = new Set<string>();
+  let resolve = () => {};
+  const done = new Promise<void>((r) => {
+    resolve = r;
+  });
+  const check = () => running.size >= N && cronJobs.size >= N && resolve();
+  const tasks = new Informer({ source: new KubeListWatch(direct, TASK_TYPE, ns), log: silentLogger() });
+  const onTask = (t: KubeObject) => {
+    if ((t.status as { phase?: string } | undefined)?.phase === "Running") running.add(t.metadata.name ?? "");
+    else running.delete(t.metadata.name ?? "");
+    check();
+  };
+  tasks.addHandlers({ onAdd: onTask, onUpdate: (_, t) => onTask(t) });
+  const cjs = new Informer({ source: new KubeListWatch(direct, CRONJOB_TYPE, ns), log: silentLogger() });
+  cjs.addHandlers({
+    onAdd: (c) => {
+      cronJobs.add(c.metadata.name ?? "");
+      check();
+    },
+  });
+  tasks.start();
+  cjs.start();
+  await Promise.all([tasks.waitForSync(), cjs.waitForSync()]);
+  return { done, stop: () => Promise.all([tasks.stop(), cjs.stop()]).then(() => undefined) };
+}
+
+/** The raw writer: the requests the end state needs per task, and nothing else. */
+function rawClient(): RealKubeClient {
+  const pkc = new KubeConfig();
+  pkc.loadFromFile(proxy.kubeconfigFor(`${tmp}-raw.kubeconfig`));
+  return new RealKubeClient(KubeTransport.create(pkc));
+}
+
+async function rawWrite(raw: RealKubeClient, task: ScheduledTask): Promise<void> {
+  const s = spec();
+  await raw.apply(desiredScriptConfigMap(task, s));
+  const cronJob = await raw.apply(desiredCronJob(task, s, DEFAULT_TASK_CONTROLLER_CONFIG));
+  const status = computeStatus({ task, spec: s, cronJob, executions: [], now: new Date() });
+  await raw.applyStatus({
+    ...TASK_KIND,
+    metadata: { name: task.metadata.name, namespace: task.metadata.namespace },
+    status,
+  });
+}
+
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+interface Operator {
+  child: ChildProcess;
+  port: number;
+  exited: Promise<void>;
+}
+
+async function startOperator(ns: string): Promise<Operator> {
+  const port = await freePort();
+  const args = ["--expose-gc", `--import=${root}hack/bench/heap-probe.mjs`, `${root}dist/main.js`];
+  args.push("--namespace", ns, "--metrics-port", String(port), "--metrics-bind-address", "127.0.0.1");
+  args.push("--log-level", "warn", "--max-concurrent-reconciles", String(W));
+  const child = spawn(process.execPath, args, {
+    stdio: ["ignore", "ignore", "inherit"],
+    env: {
+      ...process.env,
+      KUBECONFIG: proxy.kubeconfigFor(`${tmp}-op.kubeconfig`),
+      BENCH_MEMORY_FILE: `${tmp}-mem.json`,
+    },
+  });
+  const exited = new Promise<void>((r) => child.on("exit", () => r()));
+  return { child, port, exited };
+}
+
+async function ready(op: Operator): Promise<void> {
+  for (;;) {
+    const ok = await fetch(`http://127.0.0.1:${op.port}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return;
+    await sleep(100);
+  }
+}
+
+async function memory(op: Operator): Promise<{ vmHwmMiB: number; heapAfterGcMiB: number }> {
+  rmSync(`${tmp}-mem.json`, { force: true });
+  op.child.kill("SIGUSR2");
+  while (!existsSync(`${tmp}-mem.json`) || readFileSync(`${tmp}-mem.json`, "utf8") === "") await sleep(50);
+  const m = JSON.parse(readFileSync(`${tmp}-mem.json`, "utf8"));
   return {
-    apiVersion: "cronscale.io/v1alpha1",
-    kind: "ScheduledTask",
-    metadata: { name: `t${i}`, namespace: ns },
-    spec: spec(),
+    vmHwmMiB: +(m.vmHwm / 1048576).toFixed(0),
+    heapAfterGcMiB: +(m.heapUsedAfterGc / 1048576).toFixed(0),
   };
 }
 
-async function ensureNamespace(name: string) {
-  await client.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name } });
+async function stopOperator(op: Operator): Promise<void> {
+  op.child.kill("SIGTERM");
+  await op.exited;
 }
 
-async function installCrds() {
-  for (const f of readdirSync(`${root}crds`).filter(
-    (f) => f.startsWith("scheduledtasks") || f.startsWith("taskexecutions"),
-  )) {
-    await client.apply(parse(readFileSync(`${root}crds/${f}`, "utf8")) as KubeObject);
-  }
-  await new Promise((r) => setTimeout(r, 3000));
+interface Sample {
+  seconds: number;
+  requests: Record<string, VerbStats>;
+  memory?: { vmHwmMiB: number; heapAfterGcMiB: number };
+  steadyWrites?: number;
+  writesAcrossRestart?: number;
 }
 
-async function baseline(): Promise<number> {
+async function coldRaw(): Promise<Sample> {
+  const ns = await freshNamespace(true);
+  const watch = await converged(ns);
+  const raw = rawClient();
+  proxy.reset();
   const t0 = performance.now();
-  await pool(N, WORKERS, async (i) => {
-    const task = {
-      ...taskObj(nsBase, i),
-      metadata: { name: `t${i}`, namespace: nsBase, uid: "none", generation: 1 },
-    };
-    for (const child of [
-      desiredScriptConfigMap(task as never, spec()),
-      desiredCronJob(task as never, spec(), DEFAULT_TASK_CONTROLLER_CONFIG),
-    ]) {
-      await client.apply({ ...child, metadata: { ...child.metadata, ownerReferences: undefined } });
-    }
-  });
-  return (performance.now() - t0) / 1000;
+  const tasks = await raw.list<ScheduledTask>(TASK_TYPE.apiVersion, TASK_TYPE.kind, ns);
+  await pool(tasks.length, W, (i) => rawWrite(raw, tasks[i]!));
+  await watch.done;
+  const seconds = (performance.now() - t0) / 1000;
+  await watch.stop();
+  return { seconds, requests: proxy.stats() };
 }
 
-function startOperator(): Promise<{ child: ChildProcess; lines: string[] }> {
-  const child = spawn(process.execPath, [`${root}hack/bench/task-operator.ts`, nsOp, String(WORKERS)], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const lines: string[] = [];
-  return new Promise((resolve, reject) => {
-    child.stdout?.on("data", (d: Buffer) => {
-      for (const l of d.toString().split("\n").filter(Boolean)) {
-        lines.push(l);
-        if (l === "started") resolve({ child, lines });
-      }
-    });
-    child.on("exit", (code) => reject(new Error(`operator exited with ${code}`)));
-  });
+async function coldOperator(last: boolean): Promise<Sample> {
+  const ns = await freshNamespace(true);
+  const watch = await converged(ns);
+  proxy.reset();
+  const t0 = performance.now();
+  let op = await startOperator(ns);
+  await watch.done;
+  const seconds = (performance.now() - t0) / 1000;
+  const requests = proxy.stats();
+  await watch.stop();
+  const sample: Sample = { seconds, requests, memory: await memory(op) };
+  if (last) {
+    proxy.reset();
+    await sleep(STEADY * 1000);
+    sample.steadyWrites = proxy.writes();
+    await stopOperator(op);
+    proxy.reset();
+    op = await startOperator(ns);
+    await ready(op);
+    await sleep(STEADY * 1000);
+    sample.writesAcrossRestart = proxy.writes();
+  }
+  await stopOperator(op);
+  return sample;
 }
 
-async function snapshot(
-  child: ChildProcess,
-  lines: string[],
-): Promise<{ writes: Record<string, number>; rss: number }> {
-  const before = lines.length;
-  child.kill("SIGUSR2");
-  while (lines.length === before) await new Promise((r) => setTimeout(r, 50));
-  return JSON.parse(lines.at(-1) ?? "{}");
+async function liveRaw(): Promise<Sample> {
+  const ns = await freshNamespace(false);
+  const raw = rawClient();
+  const watch = await converged(ns);
+  proxy.reset();
+  const t0 = performance.now();
+  await pool(N, W, async (i) => rawWrite(raw, await client.apply<ScheduledTask>(taskObj(ns, i))));
+  await watch.done;
+  const seconds = (performance.now() - t0) / 1000;
+  await watch.stop();
+  return { seconds, requests: proxy.stats() };
 }
 
-function total(w: Record<string, number>): number {
-  return Object.values(w).reduce((a, b) => a + b, 0);
+async function liveOperator(): Promise<Sample> {
+  const ns = await freshNamespace(false);
+  const op = await startOperator(ns);
+  await ready(op);
+  const watch = await converged(ns);
+  proxy.reset();
+  const t0 = performance.now();
+  await pool(N, W, (i) => client.apply(taskObj(ns, i)));
+  await watch.done;
+  const seconds = (performance.now() - t0) / 1000;
+  const requests = proxy.stats();
+  await watch.stop();
+  const sample = { seconds, requests, memory: await memory(op) };
+  await stopOperator(op);
+  return sample;
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+
+function summary(raw: Sample[], op: Sample[]) {
+  const r = median(raw.map((s) => s.seconds));
+  const o = median(op.map((s) => s.seconds));
+  return {
+    rawSeconds: raw.map((s) => +s.seconds.toFixed(1)),
+    operatorSeconds: op.map((s) => +s.seconds.toFixed(1)),
+    rawMedian: +r.toFixed(1),
+    operatorMedian: +o.toFixed(1),
+    ratio: +(o / r).toFixed(2),
+    rawRequests: raw.at(-1)?.requests,
+    operatorRequests: op.at(-1)?.requests,
+    operatorMemory: op.map((s) => s.memory),
+  };
 }
 
 async function main() {
+  if (!existsSync(`${root}dist/main.js`)) throw new Error("dist/main.js missing: run `make build` first");
   await installCrds();
-  await ensureNamespace(nsBase);
-  await ensureNamespace(nsOp);
-  console.error(`baseline: writing ${N} × (ConfigMap + CronJob) with ${WORKERS} in flight`);
-  const baseSeconds = await baseline();
-  const { child, lines } = await startOperator();
+  await proxy.start();
+  const cleanup = async () => {
+    await proxy.stop();
+    for (const ns of namespaces) await client.delete("v1", "Namespace", "", ns).catch(() => undefined);
+    rmSync(`${tmp}-raw.kubeconfig`, { force: true });
+    rmSync(`${tmp}-op.kubeconfig`, { force: true });
+    rmSync(`${tmp}-mem.json`, { force: true });
+  };
   try {
-    console.error(`operator: applying ${N} ScheduledTasks with ${WORKERS} in flight`);
-    const t0 = performance.now();
-    await pool(N, WORKERS, (i) => client.apply(taskObj(nsOp, i)));
-    const appliedSeconds = (performance.now() - t0) / 1000;
-    let running = 0;
-    for (;;) {
-      const tasks = await client.list<KubeObject>("cronscale.io/v1alpha1", "ScheduledTask", nsOp);
-      running = tasks.filter((t) => (t.status as { phase?: string } | undefined)?.phase === "Running").length;
-      const cronJobs = (await client.list("batch/v1", "CronJob", nsOp)).length;
-      if (running === N && cronJobs === N) break;
-      await new Promise((r) => setTimeout(r, 1000));
+    if (values["operator-only"]) {
+      const sample = await coldOperator(false);
+      console.log(JSON.stringify({ count: N, workers: W, operatorOnly: sample }, null, 2));
+      return;
     }
-    const opSeconds = (performance.now() - t0) / 1000;
-    const atReady = await snapshot(child, lines);
-    await new Promise((r) => setTimeout(r, STEADY * 1000));
-    const atEnd = await snapshot(child, lines);
-    const result = {
+    const raw: Sample[] = [];
+    const op: Sample[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      const last = r === ROUNDS - 1;
+      // Alternate the order so neither side always runs on a warmer (or busier) apiserver.
+      if (r % 2 === 0) {
+        raw.push(await coldRaw());
+        op.push(await coldOperator(last));
+      } else {
+        op.push(await coldOperator(last));
+        raw.push(await coldRaw());
+      }
+      console.error(
+        `round ${r + 1}: raw ${raw.at(-1)?.seconds.toFixed(1)} s, operator ${op.at(-1)?.seconds.toFixed(1)} s`,
+      );
+    }
+    const result: Record<string, unknown> = {
       count: N,
-      workers: WORKERS,
-      baselineSeconds: +baseSeconds.toFixed(1),
-      baselineWritesPerSecond: +((2 * N) / baseSeconds).toFixed(1),
-      applySeconds: +appliedSeconds.toFixed(1),
-      allRunningSeconds: +opSeconds.toFixed(1),
-      operatorWritesToReady: total(atReady.writes),
-      operatorWritesByVerb: atReady.writes,
+      workers: W,
+      rounds: ROUNDS,
+      cold: summary(raw, op),
       steadyStateSeconds: STEADY,
-      steadyStateWrites: total(atEnd.writes) - total(atReady.writes),
-      operatorRssMiB: +(atEnd.rss / 1048576).toFixed(0),
+      steadyWrites: op.at(-1)?.steadyWrites,
+      writesAcrossRestart: op.at(-1)?.writesAcrossRestart,
     };
+    if (values.live) {
+      const lr: Sample[] = [];
+      const lo: Sample[] = [];
+      for (let r = 0; r < ROUNDS; r++) {
+        if (r % 2 === 0) {
+          lr.push(await liveRaw());
+          lo.push(await liveOperator());
+        } else {
+          lo.push(await liveOperator());
+          lr.push(await liveRaw());
+        }
+        console.error(
+          `live round ${r + 1}: raw ${lr.at(-1)?.seconds.toFixed(1)} s, operator ${lo.at(-1)?.seconds.toFixed(1)} s`,
+        );
+      }
+      result.live = summary(lr, lo);
+    }
     console.log(JSON.stringify(result, null, 2));
   } finally {
-    child.kill("SIGTERM");
-    for (const ns of [nsBase, nsOp]) await client.delete("v1", "Namespace", "", ns).catch(() => undefined);
+    await cleanup();
   }
 }
 

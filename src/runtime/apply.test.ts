@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { isSubset, needsApply, ownsFieldsNotDesired, statusNeedsApply } from "./apply.ts";
+import {
+  ANNOTATION_APPLIED_HASH,
+  isSubset,
+  needsApply,
+  needsApplyHashed,
+  ownsFieldsNotDesired,
+  statusNeedsApply,
+  withAppliedHash,
+} from "./apply.ts";
 import type { KubeObject } from "./types.ts";
 
 const desired: KubeObject = {
@@ -153,5 +161,59 @@ describe("statusNeedsApply", () => {
   it("is true when a status field we own is no longer desired", () => {
     const owned = { "f:status": { "f:phase": {}, "f:lastError": {} } };
     expect(statusNeedsApply({ phase: "Ready" }, obj({ phase: "Ready", lastError: "x" }, owned))).toBe(true);
+  });
+});
+
+describe("compare-before-apply without managedFields", () => {
+  const stored = (d: KubeObject, extra: Record<string, unknown> = {}): KubeObject => ({
+    ...structuredClone(d),
+    ...extra,
+    metadata: { ...structuredClone(d.metadata), uid: "u", resourceVersion: "7" },
+  });
+
+  it("skips an apply when the hash and the fields match, and applies when a field is dropped or changed", () => {
+    const d = withAppliedHash(desired);
+    expect(d.metadata.annotations?.[ANNOTATION_APPLIED_HASH]).toMatch(/^[\w-]{22}$/);
+    // Key order does not change the hash.
+    const reordered = withAppliedHash({
+      ...desired,
+      spec: { template: (desired.spec as Record<string, unknown>).template, replicas: 2 },
+    });
+    expect(reordered.metadata.annotations).toEqual(d.metadata.annotations);
+    const l = stored(d, { status: { ready: 1 } });
+    expect(needsApplyHashed(d, l)).toBe(false);
+    expect(needsApplyHashed(d, undefined)).toBe(true);
+    // We stop setting replicas: the live object still has it, only the hash tells.
+    const { replicas: _r, ...spec } = desired.spec as Record<string, unknown>;
+    expect(needsApplyHashed(withAppliedHash({ ...desired, spec }), l)).toBe(true);
+    // Someone else changed a field we set: put it back.
+    const drifted = stored(d);
+    (drifted.spec as { replicas: number }).replicas = 5;
+    expect(needsApplyHashed(d, drifted)).toBe(true);
+  });
+
+  it("compares an immutable object by its metadata only (cached metadata-only)", () => {
+    const cmap = withAppliedHash({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "s", namespace: "ns", labels: { a: "b" } },
+      immutable: true,
+      data: { script: "echo" },
+    });
+    const metaOnly: KubeObject = {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: structuredClone(cmap.metadata),
+    };
+    expect(needsApplyHashed(cmap, metaOnly)).toBe(false);
+    expect(needsApplyHashed(cmap, { ...metaOnly, metadata: { ...metaOnly.metadata, labels: {} } })).toBe(
+      true,
+    );
+  });
+
+  it("status without managedFields is compared both ways (a field we stop setting is removed)", () => {
+    const l: KubeObject = { ...desired, status: { phase: "Running", nextRunTime: "t" } };
+    expect(statusNeedsApply({ phase: "Running", nextRunTime: "t" }, l)).toBe(false);
+    expect(statusNeedsApply({ phase: "Running" }, l)).toBe(true);
   });
 });

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import { FIELD_MANAGER, type KubeClient } from "./client.ts";
 import type { KubeObject } from "./types.ts";
@@ -130,10 +131,68 @@ export function needsApply(desired: KubeObject, live: KubeObject | undefined): b
   return ownsFieldsNotDesired(ownedMain, { ...desired, metadata: mainPart(desired).metadata });
 }
 
-/** Whether applying `desiredStatus` through the status subresource would change `live.status`. */
+/** Annotation holding the hash of the desired object last applied (see {@link withAppliedHash}). */
+export const ANNOTATION_APPLIED_HASH = "cronscale.io/applied-hash";
+
+/** JSON with object keys sorted and undefined members dropped: equal objects, equal text. */
+function canonicalJson(x: unknown): string {
+  if (Array.isArray(x)) return `[${x.map((v) => (v === undefined ? "null" : canonicalJson(v))).join(",")}]`;
+  if (isObject(x)) {
+    const keys = Object.keys(x)
+      .filter((k) => x[k] !== undefined)
+      .sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(x[k])}`).join(",")}}`;
+  }
+  return JSON.stringify(x) ?? "null";
+}
+
+/** A short hash of everything `desired` sets (its own hash annotation excluded). */
+export function desiredHash(desired: KubeObject): string {
+  const { [ANNOTATION_APPLIED_HASH]: _h, ...annotations } = desired.metadata.annotations ?? {};
+  const body = { ...desired, metadata: { ...desired.metadata, annotations } };
+  return createHash("sha256").update(canonicalJson(body)).digest("base64url").slice(0, 22);
+}
+
+/**
+ * `desired` carrying the hash of itself in an annotation. Compare-before-apply with
+ * {@link needsApplyHashed} then needs no managedFields in the cache: a field we stop setting
+ * changes the hash, so the apply that removes it still happens.
+ */
+export function withAppliedHash<T extends KubeObject>(desired: T): T {
+  const hash = desiredHash(desired);
+  return {
+    ...desired,
+    metadata: {
+      ...desired.metadata,
+      annotations: { ...desired.metadata.annotations, [ANNOTATION_APPLIED_HASH]: hash },
+    },
+  };
+}
+
+/**
+ * Whether applying `desired` (made by {@link withAppliedHash}) would change `live`, for caches
+ * without managedFields: the hash names what we applied last; the fields desired sets are still
+ * compared so a change by someone else is put back. Immutable objects (ConfigMaps and Secrets
+ * with `immutable: true`) cannot drift, so their metadata suffices — which lets them be cached
+ * metadata-only.
+ */
+export function needsApplyHashed(desired: KubeObject, live: KubeObject | undefined): boolean {
+  if (!live) return true;
+  const want = desired.metadata.annotations?.[ANNOTATION_APPLIED_HASH];
+  if (!want || live.metadata.annotations?.[ANNOTATION_APPLIED_HASH] !== want) return true;
+  if (desired.immutable === true) return !isSubset(mainPart(desired).metadata, mainPart(live).metadata);
+  return !isSubset(mainPart(desired), mainPart(live));
+}
+
+/**
+ * Whether applying `desiredStatus` through the status subresource would change `live.status`.
+ * With managedFields (whole objects), fields we set before and no longer want are found there;
+ * without (a trimmed cache), status is compared both ways — the status is ours alone.
+ */
 export function statusNeedsApply(desiredStatus: unknown, live: KubeObject | undefined): boolean {
   if (!live) return true;
   if (!isSubset(desiredStatus, live.status)) return true;
+  if (live.metadata.managedFields === undefined) return !isSubset(live.status ?? {}, desiredStatus ?? {});
   const owned = ourFields(live, "status");
   const ownedStatus = owned?.["f:status"];
   if (!isObject(ownedStatus)) return false;

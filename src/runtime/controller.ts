@@ -4,7 +4,7 @@ import { reconcileLogger } from "../log.ts";
 import type { BackoffOptions } from "./backoff.ts";
 import type { KubeClient } from "./client.ts";
 import type { TimerClock } from "./clock.ts";
-import { errorMessage, isConflict, TerminalError, WaitError } from "./errors.ts";
+import { errorMessage, isConflict, RetryableError, TerminalError, WaitError } from "./errors.ts";
 import type { EventRecorder } from "./events.ts";
 import type { Informer } from "./informer.ts";
 import type { RuntimeMetrics } from "./metrics.ts";
@@ -22,12 +22,23 @@ import {
 } from "./types.ts";
 import { WorkQueue } from "./workqueue.ts";
 
+/** How an informer lists, watches and keeps a type (informers with equal options are shared). */
+export interface CacheOptions {
+  /** Only objects matching it are listed, watched and cached. */
+  labelSelector?: string;
+  /** List and watch PartialObjectMetadata: metadata only, never spec, data or status. */
+  metadataOnly?: boolean;
+  /** Trims each object on entry (see InformerOptions.transform); share one function per shape. */
+  transform?: (obj: KubeObject) => KubeObject;
+  /** Labels the cache indexes, so `list(ns, "label=value")` does not scan the whole cache. */
+  indexLabels?: readonly string[];
+}
+
 /** A watched type plus how its events map to keys of the controller's primary kind. */
-export interface WatchSpec {
+export interface WatchSpec extends CacheOptions {
   type: ResourceType;
   /** Maps a changed object to the primary keys to reconcile. */
   map: (obj: KubeObject) => ObjectKey[];
-  labelSelector?: string;
 }
 
 /** What `Manager.addController` takes. */
@@ -35,6 +46,8 @@ export interface ControllerSpec<Ctx extends ReconcileContext = ReconcileContext>
   name: string;
   /** The primary kind: its events enqueue its own key. */
   for: ResourceType;
+  /** How the primary kind is cached. */
+  forCache?: CacheOptions;
   /** Child kinds: their events enqueue the owner named by their controller ownerReference. */
   owns?: ResourceType[];
   /** Other kinds with a custom mapping to primary keys. */
@@ -63,6 +76,11 @@ export function ownerKey(child: KubeObject, owner: ResourceType): ObjectKey | un
   return ref ? { namespace: child.metadata.namespace ?? "", name: ref.name } : undefined;
 }
 
+/** Reading an informer that has not listed yet would answer "nothing there": refuse instead. */
+function assertSynced(inf: Informer): void {
+  if (!inf.synced) throw new RetryableError(`cache of ${inf.description} not synced yet`);
+}
+
 /** Dependencies a Controller gets from its Manager. */
 export interface ControllerDeps {
   client: KubeClient;
@@ -72,7 +90,7 @@ export interface ControllerDeps {
   metrics: RuntimeMetrics;
   cache?: CacheReader;
   /** Shared informer of a type (the manager de-duplicates them). */
-  informerFor: (type: ResourceType, labelSelector?: string) => Informer;
+  informerFor: (type: ResourceType, cache?: CacheOptions) => Informer;
 }
 
 /** One controller: informer handlers feed a work queue drained by N workers. */
@@ -84,6 +102,10 @@ export class Controller<Ctx extends ReconcileContext = ReconcileContext> {
   private readonly log: Logger;
   private workers: Promise<void>[] = [];
   private running = false;
+  /** The informers this controller reads and is woken by, keyed "apiVersion|kind". */
+  private readonly informers = new Map<string, Informer>();
+  private starting: Promise<void> | undefined;
+  private stopRequested: (() => void) | undefined;
 
   constructor(spec: ControllerSpec<Ctx>, deps: ControllerDeps) {
     this.spec = spec;
@@ -107,7 +129,7 @@ export class Controller<Ctx extends ReconcileContext = ReconcileContext> {
     const enqueue = (k: ObjectKey | undefined) => {
       if (k?.name) this.enqueue(k);
     };
-    this.deps.informerFor(this.spec.for).addHandlers({
+    this.use(this.spec.for, this.spec.forCache).addHandlers({
       onAdd: (o) => enqueue(objectKey(o)),
       // An unchanged resourceVersion is a relist echo, not a change.
       onUpdate: (a, b) => a.metadata.resourceVersion !== b.metadata.resourceVersion && enqueue(objectKey(b)),
@@ -115,7 +137,7 @@ export class Controller<Ctx extends ReconcileContext = ReconcileContext> {
     });
     for (const child of this.spec.owns ?? []) {
       const toOwner = (o: KubeObject) => enqueue(ownerKey(o, this.spec.for));
-      this.deps.informerFor(child).addHandlers({
+      this.use(child).addHandlers({
         onAdd: toOwner,
         onUpdate: (a, b) => {
           if (a.metadata.resourceVersion === b.metadata.resourceVersion) return;
@@ -130,7 +152,7 @@ export class Controller<Ctx extends ReconcileContext = ReconcileContext> {
       const map = (o: KubeObject) => {
         for (const k of w.map(o)) enqueue(k);
       };
-      this.deps.informerFor(w.type, w.labelSelector).addHandlers({
+      this.use(w.type, w).addHandlers({
         onAdd: map,
         onUpdate: (a, b) => a.metadata.resourceVersion !== b.metadata.resourceVersion && map(b),
         onDelete: map,
@@ -138,22 +160,76 @@ export class Controller<Ctx extends ReconcileContext = ReconcileContext> {
     }
   }
 
+  /** The shared informer of a type, remembered as one this controller reads and waits for. */
+  private use(type: ResourceType, cache?: CacheOptions): Informer {
+    const inf = this.deps.informerFor(
+      type,
+      cache && {
+        labelSelector: cache.labelSelector,
+        metadataOnly: cache.metadataOnly,
+        transform: cache.transform,
+        indexLabels: cache.indexLabels,
+      },
+    );
+    const k = `${type.apiVersion}|${type.kind}`;
+    if (!this.informers.has(k)) this.informers.set(k, inf);
+    return inf;
+  }
+
+  /**
+   * Reads of reconcilers: the kinds this controller watches come from its own informers (which
+   * have synced before any worker runs); other kinds from the manager's shared cache.
+   */
+  private readonly cacheView: CacheReader = {
+    get: <T extends KubeObject>(apiVersion: string, kind: string, namespace: string, name: string) => {
+      const inf = this.informers.get(`${apiVersion}|${kind}`);
+      if (!inf) return this.deps.cache?.get<T>(apiVersion, kind, namespace, name);
+      assertSynced(inf);
+      return inf.get(namespace ? `${namespace}/${name}` : name) as T | undefined;
+    },
+    list: <T extends KubeObject>(apiVersion: string, kind: string, namespace?: string, selector?: string) => {
+      const inf = this.informers.get(`${apiVersion}|${kind}`);
+      if (!inf) return this.deps.cache?.list<T>(apiVersion, kind, namespace, selector) ?? [];
+      assertSynced(inf);
+      return inf.list(namespace, selector) as T[];
+    },
+  };
+
   /** Queues a key (also usable by reconcilers of other controllers via the manager). */
   enqueue(key: ObjectKey): void {
     this.deps.metrics.queueAdds.labels(this.name, this.name).inc();
     this.queue.add(keyString(key));
   }
 
-  /** Starts the workers. */
+  /**
+   * Starts the workers once every informer this controller reads has synced (as
+   * controller-runtime and cert-manager's WaitForCacheSync do): an unsynced cache answers "none",
+   * and a reconcile that believes it could flip a status or prune what a running Job still needs.
+   * Keys queued meanwhile wait in the queue.
+   */
   start(): void {
     if (this.running) return;
     this.running = true;
-    for (let i = 0; i < this.workerCount(); i++) this.workers.push(this.worker());
-    this.log.info({ workers: this.workerCount() }, "controller started");
+    const stopped = new Promise<boolean>((r) => {
+      this.stopRequested = () => r(false);
+    });
+    const synced = Promise.all([...this.informers.values()].map((i) => i.waitForSync())).then(() => true);
+    this.starting = Promise.race([synced, stopped]).then((ok) => {
+      if (!ok || !this.running) return;
+      for (let i = 0; i < this.workerCount(); i++) this.workers.push(this.worker());
+      this.log.info({ workers: this.workerCount() }, "controller started");
+    });
+  }
+
+  /** Whether the workers run (caches synced). */
+  get started(): boolean {
+    return this.workers.length > 0;
   }
 
   /** Stops taking keys and waits for in-flight reconciles to finish. */
   async stop(): Promise<void> {
+    this.stopRequested?.();
+    await this.starting;
     await this.queue.shutdownWithDrain();
     await Promise.all(this.workers);
     this.running = false;
@@ -187,7 +263,7 @@ export class Controller<Ctx extends ReconcileContext = ReconcileContext> {
       log,
       events: this.deps.events,
       reconcileId,
-      cache: this.deps.cache,
+      cache: this.cacheView,
     };
     const ctx = this.spec.makeContext ? this.spec.makeContext(base) : (base as Ctx);
     const end = m.reconcileTime.labels(this.name).startTimer();

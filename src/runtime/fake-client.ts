@@ -59,6 +59,8 @@ function specPart(o: KubeObject): unknown {
  */
 export class FakeKubeClient implements KubeClient {
   readonly writes: RecordedWrite[] = [];
+  /** Reads reconcilers made through the client (`get`/`list`/`getRaw`); informers' fake sources are not counted. */
+  readonly reads: { verb: "get" | "list" | "getRaw"; apiVersion: string; kind: string; name: string }[] = [];
   injectError: ErrorInjector | undefined;
   private readonly store = new Map<string, Map<string, KubeObject>>();
   private readonly listeners = new Set<(e: FakeEvent) => void>();
@@ -101,6 +103,7 @@ export class FakeKubeClient implements KubeClient {
   /** Forgets recorded writes (e.g. after the first reconcile). */
   clearWrites(): void {
     this.writes.length = 0;
+    this.reads.length = 0;
   }
 
   /** Current resourceVersion counter (as a list's metadata.resourceVersion would show it). */
@@ -115,6 +118,7 @@ export class FakeKubeClient implements KubeClient {
 
   async get<T extends KubeObject>(apiVersion: string, kind: string, namespace: string, name: string) {
     this.maybeFail("get", apiVersion, kind, name);
+    this.reads.push({ verb: "get", apiVersion, kind, name });
     const o = this.bucket(apiVersion, kind).get(objKey(namespace, name));
     return o ? (clone(o) as T) : undefined;
   }
@@ -126,6 +130,7 @@ export class FakeKubeClient implements KubeClient {
     labelSelector?: string,
   ) {
     this.maybeFail("list", apiVersion, kind, "");
+    this.reads.push({ verb: "list", apiVersion, kind, name: labelSelector ?? "" });
     const match = parseSelector(labelSelector);
     return [...this.bucket(apiVersion, kind).values()]
       .filter((o) => !namespace || o.metadata.namespace === namespace)
@@ -135,6 +140,7 @@ export class FakeKubeClient implements KubeClient {
 
   async getRaw<T>(path: string, query: Record<string, string> = {}) {
     this.maybeFail("getRaw", "", "", path);
+    this.reads.push({ verb: "getRaw", apiVersion: "", kind: "", name: path });
     const body = this.raw.get(path)?.(query);
     return body === undefined ? undefined : (clone(body) as T);
   }

@@ -36,8 +36,18 @@ export class FakeListWatch implements ListWatchSource {
   /** Errors thrown by the next list/watch calls, in order. */
   readonly failNext: Error[] = [];
 
-  constructor(client: FakeKubeClient, apiVersion: string, kind: string, namespace?: string) {
+  private readonly metadataOnly: boolean;
+
+  /** `metadataOnly`: serve objects as PartialObjectMetadata would (metadata only), like the real source. */
+  constructor(
+    client: FakeKubeClient,
+    apiVersion: string,
+    kind: string,
+    namespace?: string,
+    metadataOnly = false,
+  ) {
     this.client = client;
+    this.metadataOnly = metadataOnly;
     this.apiVersion = apiVersion;
     this.kind = kind;
     this.namespace = namespace || undefined;
@@ -96,7 +106,10 @@ export class FakeListWatch implements ListWatchSource {
     const err = this.failNext.shift();
     if (err) throw err;
     const match = parseSelector(params.labelSelector);
-    const all = (await this.client.list(this.apiVersion, this.kind, this.namespace))
+    // all(), not list(): an informer's LIST is not a read a reconciler made (FakeKubeClient.reads).
+    const all = this.client
+      .all(this.apiVersion, this.kind)
+      .filter((o) => !this.namespace || o.metadata.namespace === this.namespace)
       .filter((o) => match(o.metadata.labels))
       .sort((a, b) =>
         `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(
@@ -106,7 +119,11 @@ export class FakeListWatch implements ListWatchSource {
     const start = params.continue ? Number(params.continue) : 0;
     const items = all.slice(start, start + params.limit);
     const next = start + params.limit < all.length ? String(start + params.limit) : undefined;
-    return { items, resourceVersion: this.client.currentResourceVersion(), continue: next };
+    return {
+      items: items.map((o) => this.shape(o)),
+      resourceVersion: this.client.currentResourceVersion(),
+      continue: next,
+    };
   }
 
   async watch(
@@ -132,7 +149,11 @@ export class FakeListWatch implements ListWatchSource {
   private send(w: ActiveWatch, e: HistoryEntry): void {
     if (w.closed) return;
     if (!parseSelector(w.params.labelSelector)(e.object.metadata.labels)) return;
-    w.onEvent(e.type, structuredClone(e.object));
+    w.onEvent(e.type, this.shape(structuredClone(e.object)));
+  }
+
+  private shape(o: KubeObject): KubeObject {
+    return this.metadataOnly ? { apiVersion: o.apiVersion, kind: o.kind, metadata: o.metadata } : o;
   }
 
   private finish(w: ActiveWatch, err: unknown, notify = true): void {

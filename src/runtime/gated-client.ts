@@ -16,10 +16,18 @@ export class NotLeaderError extends Error {
 export class GatedKubeClient implements KubeClient {
   private readonly inner: KubeClient;
   private readonly allowed: () => boolean;
+  private readonly onWritten: (obj: KubeObject) => void;
 
-  constructor(inner: KubeClient, allowed: () => boolean) {
+  /** `onWritten` gets each object the API server returns for a write (to update caches). */
+  constructor(inner: KubeClient, allowed: () => boolean, onWritten: (obj: KubeObject) => void = () => {}) {
     this.inner = inner;
     this.allowed = allowed;
+    this.onWritten = onWritten;
+  }
+
+  private written<T extends KubeObject>(obj: T): T {
+    this.onWritten(obj);
+    return obj;
   }
 
   private check(): void {
@@ -40,22 +48,22 @@ export class GatedKubeClient implements KubeClient {
 
   async apply<T extends KubeObject>(obj: KubeObject, opts?: ApplyOptions) {
     this.check();
-    return this.inner.apply<T>(obj, opts);
+    return this.written(await this.inner.apply<T>(obj, opts));
   }
 
   async applyStatus<T extends KubeObject>(obj: KubeObject) {
     this.check();
-    return this.inner.applyStatus<T>(obj);
+    return this.written(await this.inner.applyStatus<T>(obj));
   }
 
   async create<T extends KubeObject>(obj: KubeObject) {
     this.check();
-    return this.inner.create<T>(obj);
+    return this.written(await this.inner.create<T>(obj));
   }
 
   async replace<T extends KubeObject>(obj: KubeObject) {
     this.check();
-    return this.inner.replace<T>(obj);
+    return this.written(await this.inner.replace<T>(obj));
   }
 
   async delete(apiVersion: string, kind: string, namespace: string, name: string, opts?: DeleteOptions) {

@@ -19,5 +19,6 @@ export * from "./manager.ts";
 export * from "./metrics.ts";
 export * from "./rest.ts";
 export * from "./selector.ts";
+export * from "./trim.ts";
 export * from "./types.ts";
 export * from "./workqueue.ts";

@@ -15,7 +15,15 @@ async function settle(rounds = 20): Promise<void> {
   for (let i = 0; i < rounds; i++) await Promise.resolve();
 }
 
-async function setup(opts: { pageSize?: number; labelSelector?: string; watchdogMs?: number } = {}) {
+async function setup(
+  opts: {
+    pageSize?: number;
+    labelSelector?: string;
+    watchdogMs?: number;
+    transform?: (o: KubeObject) => KubeObject;
+    indexLabels?: string[];
+  } = {},
+) {
   const clock = new FakeClock();
   const client = new FakeKubeClient({ clock });
   const source = new FakeListWatch(client, "v1", "ConfigMap", "ns");
@@ -199,5 +207,61 @@ describe("Informer", () => {
     expect(source.activeWatches()).toBe(0);
     await client.create(cm("late"));
     expect(seen).toEqual([]);
+  });
+
+  it("trims objects on entry (list and watch) and answers label lookups from its index", async () => {
+    const { client, informer, seen } = await setup({
+      transform: (o) => ({ apiVersion: o.apiVersion, kind: o.kind, metadata: o.metadata }),
+      indexLabels: ["task"],
+    });
+    client.seed(cm("a", { big: "x" }, { task: "t1" }));
+    client.seed(cm("b", { big: "x" }, { task: "t2", extra: "y" }));
+    informer.start();
+    await informer.waitForSync();
+    await settle();
+    await client.create(cm("c", { big: "x" }, { task: "t1" }));
+    expect(informer.get("ns/a")?.data).toBeUndefined();
+    expect(informer.get("ns/c")?.data).toBeUndefined();
+    const names = (sel: string, ns = "ns") =>
+      informer
+        .list(ns, sel)
+        .map((o) => o.metadata.name)
+        .sort();
+    expect(names("task=t1")).toEqual(["a", "c"]);
+    expect(names("task=t2,extra=y")).toEqual(["b"]);
+    expect(names("task=t2,extra=z")).toEqual([]);
+    expect(names("task=t1", "other")).toEqual([]);
+    // Relabelled and deleted objects leave the index.
+    await client.apply(cm("c", { big: "x" }, { task: "t2" }));
+    await client.delete("v1", "ConfigMap", "ns", "a");
+    expect(names("task=t1")).toEqual([]);
+    expect(names("task=t2")).toEqual(["b", "c"]);
+    informer.addIndex("extra");
+    expect(names("extra=y")).toEqual(["b"]);
+    expect(seen).toContain("delete a");
+    await informer.stop();
+  });
+
+  it("answers with an object this process wrote until the watch delivers that version", async () => {
+    const { client, source, informer } = await setup({ labelSelector: "mine=yes" });
+    client.seed(cm("a", { v: "1" }, { mine: "yes" }));
+    informer.start();
+    await informer.waitForSync();
+    await settle();
+    // The watch is slow (events held back): our write is seen only through mutated().
+    source.breakWatches();
+    const written = await client.apply(cm("a", { v: "2" }, { mine: "yes" }));
+    expect(informer.get("ns/a")?.data).toEqual({ v: "1" });
+    informer.mutated(written);
+    expect(informer.get("ns/a")?.data).toEqual({ v: "2" });
+    // An older version, or one outside the selector, never replaces what is cached.
+    informer.mutated({
+      ...cm("a", { v: "0" }, { mine: "yes" }),
+      metadata: { name: "a", namespace: "ns", labels: { mine: "yes" }, resourceVersion: "1" },
+    });
+    informer.mutated(await client.apply(cm("b", { v: "9" }, { mine: "no" })));
+    expect(informer.get("ns/a")?.data).toEqual({ v: "2" });
+    expect(informer.get("ns/b")).toBeUndefined();
+    await informer.stop();
   });
 });

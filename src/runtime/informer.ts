@@ -29,9 +29,39 @@ export interface InformerOptions {
   /** Backoff between failed list/watch attempts. */
   backoff?: BackoffOptions;
   random?: () => number;
+  /**
+   * Trims every object on entry (list and watch), before it is cached or handed to handlers, as
+   * client-go's SetTransform does: keep only the fields the controllers read.
+   */
+  transform?: (obj: KubeObject) => KubeObject;
+  /**
+   * Labels to index by: `list(namespace, "label=value")` on one of them answers from the index
+   * instead of scanning the whole cache.
+   */
+  indexLabels?: readonly string[];
 }
 
 type WatchEnd = { kind: "closed" } | { kind: "gone" } | { kind: "error"; err: unknown } | { kind: "relist" };
+
+/** How long a written object may stand in for one the watch has not delivered. */
+const MUTATION_TTL_MS = 60_000;
+
+/**
+ * Whether `a` is a later version than `b`. resourceVersions are opaque to clients in general, but
+ * the API server's are etcd revisions (client-go's MutationCache relies on the same); anything
+ * not an integer counts as not newer, so the watched object wins.
+ */
+function newer(a: KubeObject, b: KubeObject): boolean {
+  const x = Number(a.metadata.resourceVersion);
+  const y = Number(b.metadata.resourceVersion);
+  return Number.isInteger(x) && Number.isInteger(y) && x > y;
+}
+
+function indexAdd(index: Map<string, Set<string>>, value: string, key: string): void {
+  const set = index.get(value);
+  if (set) set.add(key);
+  else index.set(value, new Set([key]));
+}
 
 /**
  * A list+watch cache that keeps going: failed lists and watches are retried with jittered
@@ -41,7 +71,14 @@ type WatchEnd = { kind: "closed" } | { kind: "gone" } | { kind: "error"; err: un
 export class Informer<T extends KubeObject = KubeObject> {
   private readonly cache = new Map<string, T>();
   private readonly handlers: InformerHandlers<T>[] = [];
-  private readonly opts: Required<Omit<InformerOptions, "labelSelector" | "backoff">> & InformerOptions;
+  private readonly opts: Required<
+    Omit<InformerOptions, "labelSelector" | "backoff" | "transform" | "indexLabels">
+  > &
+    InformerOptions;
+  /** Objects this process wrote that the watch has not delivered yet (see `mutated`). */
+  private readonly mutations = new Map<string, { obj: T; atMs: number }>();
+  /** label → "namespace/value" → keys of the cached objects carrying it. */
+  private readonly indexes = new Map<string, Map<string, Set<string>>>();
   private readonly clock: TimerClock;
   private readonly retry: KeyBackoff;
   private resourceVersion = "";
@@ -67,6 +104,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       clock: this.clock,
       ...opts,
     };
+    for (const l of opts.indexLabels ?? []) this.indexes.set(l, new Map());
     this.retry = new KeyBackoff({
       baseMs: 800,
       maxMs: 30_000,
@@ -96,17 +134,99 @@ export class Informer<T extends KubeObject = KubeObject> {
     return this.opts.source.description;
   }
 
-  /** A cached object by "namespace/name". */
+  /**
+   * A cached object by "namespace/name": the newer of what the watch delivered and what this
+   * process wrote last (see `mutated`).
+   */
   get(key: string): T | undefined {
-    return this.cache.get(key);
+    const cached = this.cache.get(key);
+    const m = this.mutations.get(key);
+    if (!m) return cached;
+    if (this.clock.now().getTime() - m.atMs < MUTATION_TTL_MS && (!cached || newer(m.obj, cached)))
+      return m.obj;
+    this.mutations.delete(key);
+    return cached;
   }
 
-  /** Cached objects, optionally in one namespace and matching a label selector. */
+  /**
+   * Records an object as the API server returned it for this process's own write, until the
+   * watch delivers that version or a newer one — as client-go's MutationCache does. Without it, a
+   * reconcile that follows its own write before the watch event arrives sees the old object and
+   * writes the same again. Objects outside the selector are ignored.
+   */
+  mutated(raw: KubeObject): void {
+    if (!parseSelector(this.opts.labelSelector)(raw.metadata.labels)) return;
+    const obj = this.trim(raw);
+    const key = keyString(objectKey(obj));
+    const cached = this.cache.get(key);
+    if (cached && !newer(obj, cached)) return;
+    this.mutations.set(key, { obj, atMs: this.clock.now().getTime() });
+  }
+
+  /** Adds an index on a label (built from what is cached already). */
+  addIndex(label: string): void {
+    if (this.indexes.has(label)) return;
+    const index = new Map<string, Set<string>>();
+    this.indexes.set(label, index);
+    for (const [key, o] of this.cache) {
+      const v = o.metadata.labels?.[label];
+      if (v === undefined) continue;
+      indexAdd(index, `${o.metadata.namespace ?? ""}/${v}`, key);
+    }
+  }
+
+  /** Number of cached objects. */
+  get size(): number {
+    return this.cache.size;
+  }
+
+  /**
+   * Cached objects, optionally in one namespace and matching a label selector. A selector that
+   * starts with `label=value` on an indexed label, within a namespace, reads the index.
+   */
   list(namespace?: string, labelSelector?: string): T[] {
     const match = parseSelector(labelSelector);
+    const first = /^([^\s,!=]+)==?([^\s,]*)(,|$)/.exec(labelSelector ?? "");
+    const index = namespace && first ? this.indexes.get(first[1]!) : undefined;
+    if (index && first) {
+      const keys = index.get(`${namespace}/${first[2]}`);
+      const out: T[] = [];
+      for (const k of keys ?? []) {
+        const o = this.cache.get(k);
+        if (o && match(o.metadata.labels)) out.push(o);
+      }
+      return out;
+    }
     return [...this.cache.values()].filter(
       (o) => (!namespace || o.metadata.namespace === namespace) && match(o.metadata.labels),
     );
+  }
+
+  /** Stores (or with `obj` undefined, removes) a cached object and keeps the indexes in step. */
+  private put(key: string, obj: T | undefined): void {
+    const old = this.cache.get(key);
+    for (const [label, index] of this.indexes) {
+      const before = old?.metadata.labels?.[label];
+      const after = obj?.metadata.labels?.[label];
+      if (before === after && old && obj) continue;
+      if (old && before !== undefined) {
+        const k = `${old.metadata.namespace ?? ""}/${before}`;
+        const set = index.get(k);
+        set?.delete(key);
+        if (set?.size === 0) index.delete(k);
+      }
+      if (obj && after !== undefined) {
+        indexAdd(index, `${obj.metadata.namespace ?? ""}/${after}`, key);
+      }
+    }
+    if (obj) this.cache.set(key, obj);
+    else this.cache.delete(key);
+    const m = this.mutations.get(key);
+    if (m && (!obj || !newer(m.obj, obj))) this.mutations.delete(key);
+  }
+
+  private trim(raw: KubeObject): T {
+    return (this.opts.transform ? this.opts.transform(raw) : raw) as T;
   }
 
   /** Starts listing and watching in the background. */
@@ -188,7 +308,7 @@ export class Informer<T extends KubeObject = KubeObject> {
         labelSelector: this.opts.labelSelector,
       });
       if (this.stopped) return;
-      for (const o of page.items) fresh.set(keyString(objectKey(o)), o as T);
+      for (const o of page.items) fresh.set(keyString(objectKey(o)), this.trim(o));
       cont = page.continue;
       rv = page.resourceVersion;
     } while (cont);
@@ -198,14 +318,14 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.retry.forget("all");
     for (const [key, obj] of fresh) {
       const old = this.cache.get(key);
-      this.cache.set(key, obj);
+      this.put(key, obj);
       if (!old) this.deliver("add", obj);
       else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion)
         this.deliver("update", obj, old);
     }
     for (const [key, old] of [...this.cache]) {
       if (fresh.has(key)) continue;
-      this.cache.delete(key);
+      this.put(key, undefined);
       this.stats.relistDeletes++;
       this.deliver("delete", old);
     }
@@ -258,7 +378,6 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   private onWatchEvent(type: string, raw: unknown, end: (e: WatchEnd) => void): void {
-    const obj = raw as T;
     if (type === "ERROR") {
       const status = raw as { code?: number; message?: string };
       end(
@@ -268,20 +387,21 @@ export class Informer<T extends KubeObject = KubeObject> {
       );
       return;
     }
-    const rv = obj?.metadata?.resourceVersion;
+    const rv = (raw as KubeObject | undefined)?.metadata?.resourceVersion;
     if (rv) this.resourceVersion = rv;
     this.stats.events++;
     this.touch();
     // A healthy event stream resets the failure backoff.
     this.retry.forget("all");
     if (type === "BOOKMARK") return;
+    const obj = this.trim(raw as KubeObject);
     const key = keyString(objectKey(obj));
     const old = this.cache.get(key);
     if (type === "DELETED") {
-      this.cache.delete(key);
+      this.put(key, undefined);
       this.deliver("delete", obj);
     } else if (type === "ADDED" || type === "MODIFIED") {
-      this.cache.set(key, obj);
+      this.put(key, obj);
       if (old) this.deliver("update", obj, old);
       else this.deliver("add", obj);
     }

@@ -23,7 +23,7 @@ export function kubeConnection(kc: KubeConfig): {
   return {
     transport,
     client: new RealKubeClient(transport),
-    sourceFor: (type, namespace) => new KubeListWatch(transport, type, namespace),
+    sourceFor: (type, namespace, opts) => new KubeListWatch(transport, type, namespace, opts?.metadataOnly),
   };
 }
 

@@ -1,4 +1,4 @@
-import type { KubeTransport } from "./rest.ts";
+import { type KubeTransport, METADATA_ACCEPT, METADATA_LIST_ACCEPT } from "./rest.ts";
 import type { KubeObject, ResourceType } from "./types.ts";
 
 /** One page of a LIST. */
@@ -51,12 +51,19 @@ export class KubeListWatch implements ListWatchSource {
   private readonly t: KubeTransport;
   private readonly type: ResourceType;
   private readonly namespace: string | undefined;
+  private readonly metadataOnly: boolean;
 
-  constructor(transport: KubeTransport, type: ResourceType, namespace?: string) {
+  /**
+   * `metadataOnly`: list and watch PartialObjectMetadata (as controller-runtime's metadata-only
+   * watches do): existence, labels, annotations and owners, never spec, data or status — for
+   * kinds where that is all the controller needs, e.g. Secrets whose values must not sit in memory.
+   */
+  constructor(transport: KubeTransport, type: ResourceType, namespace?: string, metadataOnly = false) {
     this.t = transport;
     this.type = type;
     this.namespace = namespace || undefined;
-    this.description = `${type.apiVersion}/${type.kind}${namespace ? ` in ${namespace}` : ""}`;
+    this.metadataOnly = metadataOnly;
+    this.description = `${type.apiVersion}/${type.kind}${metadataOnly ? " (metadata)" : ""}${namespace ? ` in ${namespace}` : ""}`;
   }
 
   async list(params: ListParams): Promise<ListPage> {
@@ -70,9 +77,15 @@ export class KubeListWatch implements ListWatchSource {
         continue: params.continue,
         labelSelector: params.labelSelector || undefined,
       },
+      accept: this.metadataOnly ? METADATA_LIST_ACCEPT : undefined,
     });
     // List items carry no apiVersion/kind; handlers and caches expect complete objects.
-    const items = res.items.map((o) => ({ ...o, apiVersion: this.type.apiVersion, kind: this.type.kind }));
+    // An empty PartialObjectMetadataList says `items: null`.
+    const items = (res.items ?? []).map((o) => ({
+      ...o,
+      apiVersion: this.type.apiVersion,
+      kind: this.type.kind,
+    }));
     return {
       items,
       resourceVersion: res.metadata.resourceVersion,
@@ -94,12 +107,21 @@ export class KubeListWatch implements ListWatchSource {
         timeoutSeconds: params.timeoutSeconds,
         labelSelector: params.labelSelector || undefined,
       },
-      (type, obj) => onEvent(type, obj),
+      (type, obj) => onEvent(type, this.metadataOnly ? this.retype(obj) : obj),
       (err) => onDone(err ?? undefined),
       // client-node's Watch aborts after 30 s without data; the server sends bookmarks only about
       // once a minute, so allow the whole server-side timeout plus slack before calling it stalled.
       (params.timeoutSeconds + 30) * 1000,
+      this.metadataOnly ? METADATA_ACCEPT : undefined,
     );
     return { abort: () => controller.abort() };
+  }
+
+  /** PartialObjectMetadata says kind "PartialObjectMetadata": name the watched type instead. */
+  private retype(obj: unknown): unknown {
+    const o = obj as { kind?: string } | undefined;
+    return o?.kind === "PartialObjectMetadata"
+      ? { ...o, apiVersion: this.type.apiVersion, kind: this.type.kind }
+      : obj;
   }
 }

@@ -2,8 +2,8 @@ import type { Logger } from "pino";
 import { controllerLogger } from "../log.ts";
 import type { KubeClient } from "./client.ts";
 import { RealClock, type TimerClock } from "./clock.ts";
-import { Controller, type ControllerSpec } from "./controller.ts";
-import { errorMessage } from "./errors.ts";
+import { type CacheOptions, Controller, type ControllerSpec } from "./controller.ts";
+import { errorMessage, RetryableError } from "./errors.ts";
 import { type EventRecorder, KubeEventRecorder } from "./events.ts";
 import { GatedKubeClient } from "./gated-client.ts";
 import { ProbeServer } from "./http.ts";
@@ -12,6 +12,13 @@ import { LeaderElector } from "./leader.ts";
 import type { ListWatchSource } from "./listwatch.ts";
 import { RuntimeMetrics } from "./metrics.ts";
 import type { CacheReader, KubeObject, ReconcileContext, ResourceType } from "./types.ts";
+
+function metadataOnlyThen(then?: (o: KubeObject) => KubeObject): (o: KubeObject) => KubeObject {
+  return (o) => {
+    const meta = { apiVersion: o.apiVersion, kind: o.kind, metadata: o.metadata };
+    return then ? then(meta) : meta;
+  };
+}
 
 /** Leader election settings (durations in ms). */
 export interface ManagerLeaderElection {
@@ -26,8 +33,15 @@ export interface ManagerLeaderElection {
 /** Everything a Manager is built from; the client and list/watch sources are injected. */
 export interface ManagerOptions {
   client: KubeClient;
-  /** Builds the list/watch source of a type within the manager's namespace scope. */
-  sourceFor: (type: ResourceType, namespace: string | undefined) => ListWatchSource;
+  /**
+   * Builds the list/watch source of a type within the manager's namespace scope; `metadataOnly`
+   * asks for PartialObjectMetadata.
+   */
+  sourceFor: (
+    type: ResourceType,
+    namespace: string | undefined,
+    opts?: { metadataOnly?: boolean },
+  ) => ListWatchSource;
   log: Logger;
   clock?: TimerClock;
   /** Namespace to watch; empty or undefined watches all namespaces. */
@@ -58,6 +72,8 @@ export class Manager {
   private readonly clock: TimerClock;
   private readonly log: Logger;
   private readonly informers = new Map<string, Informer>();
+  /** Ids of transform functions, so informers with the same trimming are shared. */
+  private readonly transformIds = new Map<(o: KubeObject) => KubeObject, number>();
   /** Metric label of each informer ("v1/ConfigMap"). */
   private readonly resourceLabel = new Map<Informer, string>();
   private readonly controllers: Controller<ReconcileContext>[] = [];
@@ -84,6 +100,7 @@ export class Manager {
     this.gated = new GatedKubeClient(
       opts.client,
       () => this.writesAllowed && (this.elector?.isLeader() ?? true),
+      (obj) => this.written(obj),
     );
     this.events =
       opts.events ??
@@ -96,13 +113,15 @@ export class Manager {
       });
     this.cache = {
       get: <T extends KubeObject>(apiVersion: string, kind: string, namespace: string, name: string) =>
-        this.findInformer(apiVersion, kind)?.get(namespace ? `${namespace}/${name}` : name) as T | undefined,
+        this.syncedInformer(apiVersion, kind)?.get(namespace ? `${namespace}/${name}` : name) as
+          | T
+          | undefined,
       list: <T extends KubeObject>(
         apiVersion: string,
         kind: string,
         namespace?: string,
         labelSelector?: string,
-      ) => (this.findInformer(apiVersion, kind)?.list(namespace, labelSelector) ?? []) as T[],
+      ) => (this.syncedInformer(apiVersion, kind)?.list(namespace, labelSelector) ?? []) as T[],
     };
   }
 
@@ -130,16 +149,28 @@ export class Manager {
       : { ok: true };
   }
 
-  /** The shared informer of a type (one per type and selector). */
-  informerFor(type: ResourceType, labelSelector?: string): Informer {
-    const key = `${type.apiVersion}|${type.kind}|${labelSelector ?? ""}`;
+  /** The shared informer of a type (one per type, selector, metadata-only and transform). */
+  informerFor(type: ResourceType, cache: string | CacheOptions = {}): Informer {
+    const opts: CacheOptions = typeof cache === "string" ? { labelSelector: cache } : cache;
+    let tid = "";
+    if (opts.transform) {
+      if (!this.transformIds.has(opts.transform))
+        this.transformIds.set(opts.transform, this.transformIds.size + 1);
+      tid = String(this.transformIds.get(opts.transform));
+    }
+    const key = `${type.apiVersion}|${type.kind}|${opts.labelSelector ?? ""}|${opts.metadataOnly ? "m" : ""}|${tid}`;
     let inf = this.informers.get(key);
-    if (!inf) {
+    if (inf) {
+      for (const l of opts.indexLabels ?? []) inf.addIndex(l);
+    } else {
       inf = new Informer({
-        source: this.o.sourceFor(type, this.o.namespace || undefined),
+        source: this.o.sourceFor(type, this.o.namespace || undefined, { metadataOnly: opts.metadataOnly }),
         log: this.log.child({ informer: `${type.apiVersion}/${type.kind}` }),
         clock: this.clock,
-        labelSelector,
+        labelSelector: opts.labelSelector,
+        // Written objects reach metadata-only caches too (Informer.mutated): keep their metadata only.
+        transform: opts.metadataOnly ? metadataOnlyThen(opts.transform) : opts.transform,
+        indexLabels: opts.indexLabels,
         ...this.o.informer,
       });
       const resource = `${type.apiVersion}/${type.kind}`;
@@ -156,10 +187,24 @@ export class Manager {
     return inf;
   }
 
-  /** The informer serving cache reads of a type: the unfiltered one if there is one. */
-  private findInformer(apiVersion: string, kind: string): Informer | undefined {
+  /**
+   * The informer serving shared cache reads of a type: an unfiltered whole-object one if there is
+   * one, else a whole-object one, else any. Unsynced, it refuses rather than answer "nothing".
+   */
+  private syncedInformer(apiVersion: string, kind: string): Informer | undefined {
     const prefix = `${apiVersion}|${kind}|`;
-    return this.informers.get(prefix) ?? [...this.informers].find(([k]) => k.startsWith(prefix))?.[1];
+    const all = [...this.informers].filter(([k]) => k.startsWith(prefix));
+    const inf =
+      all.find(([k]) => k === `${prefix}||`)?.[1] ?? all.find(([k]) => !k.split("|")[3])?.[1] ?? all[0]?.[1];
+    if (inf && !inf.synced) throw new RetryableError(`cache of ${inf.description} not synced yet`);
+    return inf;
+  }
+
+  /** An object the API server returned for our write: every informer of its type records it. */
+  private written(obj: KubeObject): void {
+    if (!obj?.metadata) return;
+    const prefix = `${obj.apiVersion}|${obj.kind}|`;
+    for (const [k, inf] of this.informers) if (k.startsWith(prefix)) inf.mutated(obj);
   }
 
   /** Registers a controller; call before `start`. */
@@ -171,7 +216,7 @@ export class Manager {
       events: this.events,
       metrics: this.metrics,
       cache: this.cache,
-      informerFor: (t, sel) => this.informerFor(t, sel),
+      informerFor: (t, cache) => this.informerFor(t, cache),
     });
     this.controllers.push(c as unknown as Controller<ReconcileContext>);
     if (this.started && this.isLeader()) c.start();

@@ -15,8 +15,15 @@ export interface RequestOptions {
   query?: Record<string, string | number | boolean | undefined>;
   body?: unknown;
   contentType?: string;
+  /** Accept header (default application/json), e.g. {@link METADATA_LIST_ACCEPT}. */
+  accept?: string;
   signal?: AbortSignal;
 }
+
+/** Asks a LIST for PartialObjectMetadataList: names, labels, annotations, owners; no spec/data. */
+export const METADATA_LIST_ACCEPT = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
+/** Asks a WATCH for PartialObjectMetadata events. */
+export const METADATA_ACCEPT = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
 
 type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
@@ -55,7 +62,7 @@ export class KubeTransport extends KubernetesObjectApi {
     for (const [k, v] of Object.entries(opts.query ?? {})) {
       if (v !== undefined) ctx.setQueryParam(k, String(v));
     }
-    ctx.setHeaderParam("Accept", "application/json");
+    ctx.setHeaderParam("Accept", opts.accept ?? "application/json");
     ctx.setHeaderParam("User-Agent", "cronscale");
     if (opts.body !== undefined) {
       ctx.setHeaderParam("Content-Type", opts.contentType ?? "application/json");
@@ -132,8 +139,22 @@ export class KubeTransport extends KubernetesObjectApi {
     onEvent: (type: string, obj: unknown) => void,
     onDone: (err: unknown) => void,
     inactivityTimeoutMs?: number,
+    accept?: string,
   ): Promise<AbortController> {
-    const w = new Watch(this.kc);
+    // client-node's Watch sends only the headers authentication sets: add Accept there.
+    const kc = this.kc;
+    const config = accept
+      ? {
+          getCurrentCluster: () => kc.getCurrentCluster(),
+          applySecurityAuthentication: async (
+            ctx: Parameters<KubeConfig["applySecurityAuthentication"]>[0],
+          ) => {
+            await kc.applySecurityAuthentication(ctx);
+            ctx.setHeaderParam("Accept", accept);
+          },
+        }
+      : kc;
+    const w = new Watch(config as KubeConfig);
     // The inactivity limit is a private field of client-node's Watch (30 s, not configurable);
     // setting it is harmless if a later version drops it, and our informer watchdog still applies.
     if (inactivityTimeoutMs !== undefined)

@@ -56,8 +56,9 @@ const CHILDREN: ResourceType[] = [
   },
 ];
 
-// Only the operator's own objects (label selector): memory follows the platforms, not the cluster.
-const MANAGED = `${LABEL_MANAGED_BY}=${MANAGED_BY}`;
+// Only the operator's own platform objects (label selector): memory follows the platforms, not
+// the cluster, nor the tasks (whose children carry the same managed-by label).
+const MANAGED = `${LABEL_MANAGED_BY}=${MANAGED_BY},${LABEL_PLATFORM}`;
 
 function toPlatform(o: KubeObject): ObjectKey[] {
   const name = o.metadata.labels?.[LABEL_PLATFORM];

@@ -47,6 +47,7 @@ export async function planHistory(
   now: Date,
   config: TaskControllerConfig,
   archive: ExecutionArchive | undefined,
+  load: (e: TaskExecution) => Promise<TaskExecution | undefined> = async (e) => e,
 ): Promise<HistoryPlan & { error?: unknown }> {
   const currency = config.billing.currency;
   if (!archive) {
@@ -68,9 +69,15 @@ export async function planHistory(
     const missing = live.filter(
       (e) => !have.has(e.metadata.name ?? "") && Date.parse(e.spec.expiresAt) > now.getTime(),
     );
-    // Records whose capture could not reach the archive: their etcd copy (output capped lower).
+    // Records whose capture could not reach the archive: their etcd copy (output capped lower),
+    // read whole through `load` — the operator's cache keeps records without their output.
+    const whole: TaskExecution[] = [];
+    for (const e of missing) {
+      const full = await load(e);
+      if (full) whole.push(full);
+    }
     await archive.insert(
-      missing.map((e) => ({ namespace, name: e.metadata.name ?? "", taskUid, spec: e.spec })),
+      whole.map((e) => ({ namespace, name: e.metadata.name ?? "", taskUid, spec: e.spec })),
     );
     const r = planRetention(live, now, config.archiveWindow);
     const row = (await archive.usage(namespace, monthOf(now), task.metadata.name))[0];

@@ -1,11 +1,20 @@
 import { API_VERSION } from "../../api/v1alpha1/kind.ts";
-import { LABEL_MANAGED_BY, LABEL_TASK, MANAGED_BY } from "../../api/v1alpha1/labels.ts";
+import { LABEL_TASK } from "../../api/v1alpha1/labels.ts";
 import type { ExecutionArchive } from "../../archive/store.ts";
 import type { SecretRegistry } from "../../log.ts";
+import type { CacheOptions } from "../../runtime/controller.ts";
 import type { Manager } from "../../runtime/manager.ts";
 import type { KubeObject, ObjectKey, ResourceType } from "../../runtime/types.ts";
 import type { PodLogReader } from "../taskexecution/logs.ts";
 import { TaskExecutionReconciler } from "../taskexecution/reconciler.ts";
+import {
+  CRONJOB_CACHE,
+  EXECUTION_CACHE,
+  JOB_CACHE,
+  POD_CACHE,
+  SCRIPT_AND_SECRET_CACHE,
+  TASK_CACHE,
+} from "./cache.ts";
 import type { TaskControllerConfig } from "./config.ts";
 import { ScheduledTaskReconciler } from "./reconciler.ts";
 
@@ -21,18 +30,37 @@ const TASK: ResourceType = {
   plural: "scheduledtasks",
   namespaced: true,
 };
-const CHILDREN: ResourceType[] = [
-  { apiVersion: "batch/v1", kind: "CronJob", plural: "cronjobs", namespaced: true },
-  { apiVersion: "batch/v1", kind: "Job", plural: "jobs", namespaced: true },
-  { apiVersion: "v1", kind: "ConfigMap", plural: "configmaps", namespaced: true },
-  { apiVersion: "v1", kind: "Secret", plural: "secrets", namespaced: true },
-  { apiVersion: "v1", kind: "Pod", plural: "pods", namespaced: true },
-  { apiVersion: API_VERSION, kind: "TaskExecution", plural: "taskexecutions", namespaced: true },
-];
+const CRONJOB: ResourceType = {
+  apiVersion: "batch/v1",
+  kind: "CronJob",
+  plural: "cronjobs",
+  namespaced: true,
+};
+const JOB: ResourceType = { apiVersion: "batch/v1", kind: "Job", plural: "jobs", namespaced: true };
+const CONFIGMAP: ResourceType = {
+  apiVersion: "v1",
+  kind: "ConfigMap",
+  plural: "configmaps",
+  namespaced: true,
+};
+const SECRET: ResourceType = { apiVersion: "v1", kind: "Secret", plural: "secrets", namespaced: true };
+const POD: ResourceType = { apiVersion: "v1", kind: "Pod", plural: "pods", namespaced: true };
+const EXECUTION: ResourceType = {
+  apiVersion: API_VERSION,
+  kind: "TaskExecution",
+  plural: "taskexecutions",
+  namespaced: true,
+};
 
-// Informers over the operator's own objects only (label selector): memory stays proportional to
-// the tasks, not to every Secret, Pod and Job of the cluster.
-const MANAGED = `${LABEL_MANAGED_BY}=${MANAGED_BY}`;
+// What each informer keeps and selects: see cache.ts.
+const CHILDREN: [ResourceType, CacheOptions][] = [
+  [CRONJOB, CRONJOB_CACHE],
+  [JOB, JOB_CACHE],
+  [CONFIGMAP, SCRIPT_AND_SECRET_CACHE],
+  [SECRET, SCRIPT_AND_SECRET_CACHE],
+  [POD, POD_CACHE],
+  [EXECUTION, EXECUTION_CACHE],
+];
 
 function toTask(o: KubeObject): ObjectKey[] {
   const name = o.metadata.labels?.[LABEL_TASK];
@@ -57,15 +85,16 @@ export interface RegisterOptions {
  * run-now, retention, status) and "taskexecution" (records finished runs). Both are keyed by task.
  */
 export function registerScheduledTaskControllers(manager: Manager, opts: RegisterOptions): void {
-  const cached = new Set([TASK, ...CHILDREN].map((t) => `${t.apiVersion}|${t.kind}`));
+  const cached = new Set([TASK, ...CHILDREN.map(([t]) => t)].map((t) => `${t.apiVersion}|${t.kind}`));
   const workers = opts.workers ?? 4;
   manager.addController({
     name: "scheduledtask",
     for: TASK,
-    watches: CHILDREN.filter((t) => t.kind !== "Pod").map((type) => ({
+    forCache: TASK_CACHE,
+    watches: CHILDREN.filter(([t]) => t.kind !== "Pod").map(([type, cache]) => ({
       type,
       map: toTask,
-      labelSelector: MANAGED,
+      ...cache,
     })),
     reconciler: new ScheduledTaskReconciler(opts.config, cached, opts.archive),
     workers,
@@ -73,12 +102,17 @@ export function registerScheduledTaskControllers(manager: Manager, opts: Registe
   manager.addController({
     name: "taskexecution",
     for: TASK,
-    // Not TaskExecution: a record deleted by retention must not wake the capture up.
-    watches: CHILDREN.filter((t) => t.kind === "Job" || t.kind === "Pod").map((type) => ({
-      type,
-      map: toTask,
-      labelSelector: MANAGED,
-    })),
+    forCache: TASK_CACHE,
+    watches: [
+      ...CHILDREN.filter(([t]) => t.kind === "Job" || t.kind === "Pod").map(([type, cache]) => ({
+        type,
+        map: toTask,
+        ...cache,
+      })),
+      // Read from the cache but never a reason to run: a record deleted by retention must not wake
+      // the capture up. Listed so the workers wait for this cache to sync too.
+      { type: EXECUTION, map: () => [], ...EXECUTION_CACHE },
+    ],
     reconciler: new TaskExecutionReconciler(opts.config, opts.logs, cached, {
       secrets: opts.secrets,
       archive: opts.archive,

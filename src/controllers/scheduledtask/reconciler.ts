@@ -9,7 +9,7 @@ import type {
 import type { TaskExecution } from "../../api/v1alpha1/taskexecution.ts";
 import type { ExecutionArchive } from "../../archive/store.ts";
 import { nextRuns } from "../../cron/index.ts";
-import { applyStatusIfChanged, needsApply } from "../../runtime/apply.ts";
+import { applyStatusIfChanged, needsApplyHashed, withAppliedHash } from "../../runtime/apply.ts";
 import { KeyBackoff } from "../../runtime/backoff.ts";
 import { type Condition, getCondition } from "../../runtime/conditions.ts";
 import { isConflict } from "../../runtime/errors.ts";
@@ -94,15 +94,15 @@ export class ScheduledTaskReconciler implements Reconciler {
       desiredScriptConfigMap(task, spec),
       desiredEnvSecret(task, spec),
       desiredCronJob(task, spec, this.config),
-    ].filter((d): d is KubeObject => d !== undefined);
+    ]
+      .filter((d): d is KubeObject => d !== undefined)
+      .map(withAppliedHash);
     const lives: (KubeObject | undefined)[] = [];
     for (const desired of desiredChildren) {
       const name = desired.metadata.name ?? "";
-      // The cache holds only the operator's objects: a miss is confirmed with the API server, so a
-      // same-named object of someone else is found (and not taken over) before the first apply.
-      const live =
-        (await readOne(ctx, this.cached, desired.apiVersion, desired.kind, key.namespace, name)) ??
-        (await ctx.client.get(desired.apiVersion, desired.kind, key.namespace, name));
+      // The caches of these kinds are not label-selected (see cache.ts) and have synced before any
+      // reconcile: a miss means no object of that name, ours or anyone's — no confirming GET.
+      const live = await readOne(ctx, this.cached, desired.apiVersion, desired.kind, key.namespace, name);
       if (live && !controlledBy(live, task.metadata.uid)) {
         const message = `${desired.kind} ${name} already exists and does not belong to this task`;
         await this.refuse(task, { reason: TaskReason.NameConflict, message }, ctx);
@@ -113,7 +113,7 @@ export class ScheduledTaskReconciler implements Reconciler {
     this.conflictBackoff.forget(backoffKey);
     let appliedCronJob: KubeObject | undefined;
     for (const [i, desired] of desiredChildren.entries()) {
-      if (!needsApply(desired, lives[i])) continue;
+      if (!needsApplyHashed(desired, lives[i])) continue;
       const applied = await ctx.client.apply(desired);
       if (desired.kind === "CronJob") appliedCronJob = applied;
       ctx.log.info({ task: key.name, kind: desired.kind, name: desired.metadata.name }, "applied child");
@@ -145,7 +145,10 @@ export class ScheduledTaskReconciler implements Reconciler {
       key.namespace,
       selector,
     );
-    const retention = await planHistory(task, executions, now, this.config, this.archive);
+    // The cache keeps records without their output: a record the archive lacks is read whole.
+    const retention = await planHistory(task, executions, now, this.config, this.archive, (e) =>
+      ctx.client.get<TaskExecution>(API_VERSION, "TaskExecution", key.namespace, e.metadata.name ?? ""),
+    );
     if (retention.error)
       ctx.log.warn({ task: key.name, err: String(retention.error) }, "execution archive unreachable");
     for (const e of retention.remove) {

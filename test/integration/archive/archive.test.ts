@@ -35,7 +35,7 @@ beforeAll(async () => {
   archive = new PgExecutionArchive(pg.dsn, { connectTimeoutMs: 2000 });
   await archive.migrate();
   const config = localTaskConfig({ archiveWindow: WINDOW, maxExecutionsPerTask: 10 }, ["Bash"]);
-  op = await startOperator(ns.name, config, archive);
+  op = await startOperator(ns.name, config, { archive });
 }, 900_000);
 afterAll(async () => {
   await op?.stop();

@@ -8,7 +8,7 @@ import {
 import { registerScheduledTaskControllers } from "../../../src/controllers/scheduledtask/index.ts";
 import { KubePodLogReader } from "../../../src/controllers/taskexecution/logs.ts";
 import { createLogger } from "../../../src/log.ts";
-import { RealKubeClient } from "../../../src/runtime/client.ts";
+import { type KubeClient, RealKubeClient } from "../../../src/runtime/client.ts";
 import { KubeListWatch } from "../../../src/runtime/listwatch.ts";
 import { Manager } from "../../../src/runtime/manager.ts";
 import { KubeTransport } from "../../../src/runtime/rest.ts";
@@ -61,11 +61,21 @@ export function localTaskConfig(
   };
 }
 
+/** Options of {@link startOperator}. */
+export interface StartOptions {
+  /** Wraps the operator's client (e.g. to count its requests). */
+  wrapClient?: (client: KubeClient) => KubeClient;
+  /** The informers' watchdog: a watch silent this long is ended and the type relisted. */
+  watchdogMs?: number;
+  /** The execution archive the operator writes finished runs to. */
+  archive?: ExecutionArchive;
+}
+
 /** Starts the ScheduledTask controllers of the operator, watching one namespace. */
 export async function startOperator(
   namespace: string,
   config: TaskControllerConfig,
-  archive?: ExecutionArchive,
+  opts: StartOptions = {},
 ): Promise<TestOperator> {
   const kc = kubeConfig();
   const transport = KubeTransport.create(kc);
@@ -79,14 +89,20 @@ export async function startOperator(
   });
   const log = createLogger({ level: "debug", destination: sink as never });
   const manager = new Manager({
-    client: new RealKubeClient(transport),
-    sourceFor: (type, ns) => new KubeListWatch(transport, type, ns),
+    client: (opts.wrapClient ?? ((c) => c))(new RealKubeClient(transport)),
+    sourceFor: (type, ns, o) => new KubeListWatch(transport, type, ns, o?.metadataOnly),
     log,
     namespace,
     http: false,
     leaderElection: false,
+    informer: opts.watchdogMs ? { watchdogMs: opts.watchdogMs } : undefined,
   });
-  registerScheduledTaskControllers(manager, { config, logs: new KubePodLogReader(kc), workers: 2, archive });
+  registerScheduledTaskControllers(manager, {
+    config,
+    logs: new KubePodLogReader(kc),
+    workers: 2,
+    archive: opts.archive,
+  });
   await manager.start();
   return {
     manager,

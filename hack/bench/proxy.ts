@@ -1,0 +1,160 @@
+// A loopback HTTP proxy in front of the API server that counts every request by verb, with
+// latency and status, so the benchmark sees what the operator (dist/ as shipped, unmodified)
+// really asks — reads included. Clients speak plain HTTP to 127.0.0.1 with no credentials; the
+// proxy forwards over TLS with the kubeconfig's own (client certificate or token).
+import { writeFileSync } from "node:fs";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { Agent, request } from "node:https";
+import type { AddressInfo } from "node:net";
+import type { KubeConfig } from "@kubernetes/client-node";
+
+/** What a request does, Kubernetes style. */
+export type Verb = "list" | "watch" | "get" | "apply" | "patch" | "create" | "update" | "delete" | "other";
+
+interface Sample {
+  verb: Verb;
+  resource: string;
+  status: number;
+  ms: number;
+}
+
+/** Per-verb count, 404s and latency (ms) of one measured window. */
+export interface VerbStats {
+  count: number;
+  notFound: number;
+  p50: number;
+  p99: number;
+}
+
+function quantile(sorted: number[], q: number): number {
+  if (sorted.length === 0) return 0;
+  return +sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!.toFixed(1);
+}
+
+/** Classifies a request from its method and URL. */
+export function verbOf(
+  method: string,
+  url: URL,
+  contentType: string | undefined,
+): { verb: Verb; resource: string } {
+  const parts = url.pathname.split("/").filter(Boolean);
+  // /api/v1/namespaces/ns/configmaps/name[/status] or /apis/g/v/namespaces/ns/kind/name[/sub]
+  const rest = parts[0] === "api" ? parts.slice(2) : parts.slice(3);
+  const scoped = rest[0] === "namespaces" && rest.length >= 3 ? rest.slice(2) : rest;
+  const resource = scoped.length >= 3 ? `${scoped[0]}/${scoped[2]}` : (scoped[0] ?? "");
+  const named = scoped.length >= 2;
+  let verb: Verb = "other";
+  if (method === "GET") verb = url.searchParams.get("watch") === "true" ? "watch" : named ? "get" : "list";
+  else if (method === "PATCH") verb = contentType?.startsWith("application/apply-patch") ? "apply" : "patch";
+  else if (method === "POST") verb = "create";
+  else if (method === "PUT") verb = "update";
+  else if (method === "DELETE") verb = "delete";
+  return { verb, resource };
+}
+
+/** The counting proxy; `kubeconfigFor()` writes a kubeconfig pointing at it. */
+export class CountingProxy {
+  private readonly server: Server;
+  private readonly kc: KubeConfig;
+  private readonly target: URL;
+  private agent: Agent | undefined;
+  private headers: Record<string, string> = {};
+  private samples: Sample[] = [];
+  port = 0;
+
+  constructor(kc: KubeConfig) {
+    this.kc = kc;
+    const cluster = kc.getCurrentCluster();
+    if (!cluster) throw new Error("kubeconfig has no current cluster");
+    this.target = new URL(cluster.server);
+    this.server = createServer((req, res) => this.forward(req, res));
+  }
+
+  async start(): Promise<void> {
+    const opts: { ca?: Buffer; cert?: Buffer; key?: Buffer; headers?: Record<string, string> } = {};
+    await this.kc.applyToHTTPSOptions(opts as never);
+    this.headers = (opts.headers ?? {}) as Record<string, string>;
+    this.agent = new Agent({ keepAlive: true, ca: opts.ca, cert: opts.cert, key: opts.key });
+    await new Promise<void>((r) => this.server.listen(0, "127.0.0.1", r));
+    this.port = (this.server.address() as AddressInfo).port;
+  }
+
+  async stop(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((r) => this.server.close(() => r()));
+    this.agent?.destroy();
+  }
+
+  /** Writes a kubeconfig (plain HTTP to this proxy, no credentials) and returns its path. */
+  kubeconfigFor(path: string): string {
+    writeFileSync(
+      path,
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Config",
+        // client-node refuses plain HTTP unless TLS verification is declared off (there is no TLS here).
+        clusters: [
+          {
+            name: "proxy",
+            cluster: { server: `http://127.0.0.1:${this.port}`, "insecure-skip-tls-verify": true },
+          },
+        ],
+        users: [{ name: "proxy", user: {} }],
+        contexts: [{ name: "proxy", context: { cluster: "proxy", user: "proxy" } }],
+        "current-context": "proxy",
+      }),
+    );
+    return path;
+  }
+
+  /** Starts a new window; returns the samples of the one that ended. */
+  reset(): Sample[] {
+    const s = this.samples;
+    this.samples = [];
+    return s;
+  }
+
+  /** Writes (every verb that changes something) counted so far in this window. */
+  writes(): number {
+    return this.samples.filter((s) => !["list", "watch", "get", "other"].includes(s.verb)).length;
+  }
+
+  /** The current window by verb. */
+  stats(): Record<string, VerbStats> {
+    const by = new Map<string, Sample[]>();
+    for (const s of this.samples) by.set(s.verb, [...(by.get(s.verb) ?? []), s]);
+    const out: Record<string, VerbStats> = {};
+    for (const [verb, list] of [...by].sort()) {
+      const ms = list.map((s) => s.ms).sort((a, b) => a - b);
+      out[verb] = {
+        count: list.length,
+        notFound: list.filter((s) => s.status === 404).length,
+        p50: quantile(ms, 0.5),
+        p99: quantile(ms, 0.99),
+      };
+    }
+    return out;
+  }
+
+  private forward(req: IncomingMessage, res: ServerResponse): void {
+    const t0 = performance.now();
+    const url = new URL(req.url ?? "/", this.target);
+    const { verb, resource } = verbOf(req.method ?? "GET", url, req.headers["content-type"]);
+    const headers = { ...req.headers, ...this.headers, host: this.target.host };
+    const up = request(url, { method: req.method, headers, agent: this.agent }, (upRes: IncomingMessage) => {
+      res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+      upRes.pipe(res);
+      const record = () =>
+        this.samples.push({ verb, resource, status: upRes.statusCode ?? 0, ms: performance.now() - t0 });
+      // A watch streams for minutes: count it when it starts (latency to its first byte).
+      if (verb === "watch") record();
+      else upRes.on("end", record);
+    });
+    up.on("error", () => {
+      if (!res.headersSent) res.writeHead(502);
+      res.end();
+    });
+    res.on("close", () => up.destroy());
+    req.pipe(up);
+  }
+}

@@ -1,0 +1,110 @@
+import { LABEL_MANAGED_BY, LABEL_TASK, MANAGED_BY } from "../../api/v1alpha1/labels.ts";
+import type { CacheOptions } from "../../runtime/controller.ts";
+import { trimMetadata, withoutManagedFields } from "../../runtime/trim.ts";
+import type { KubeObject } from "../../runtime/types.ts";
+
+// What the task controllers' informers keep. Memory follows the tasks, and only the fields the
+// controllers read are cached (managedFields never: compare-before-apply uses a hash annotation,
+// see runtime/apply.ts). Each transform is one shared function, so both controllers share the
+// informer. At 10,000 tasks this is what keeps the operator within its memory limit
+// (docs/benchmarks.md).
+
+const MANAGED = `${LABEL_MANAGED_BY}=${MANAGED_BY}`;
+
+function pick<T extends Record<string, unknown>>(o: T | undefined, keys: readonly string[]) {
+  const out: Record<string, unknown> = {};
+  for (const k of keys) if (o?.[k] !== undefined) out[k] = o[k];
+  return out;
+}
+
+/** Tasks: whole, without managedFields (the script and spec build the children). */
+export const TASK_CACHE: CacheOptions = { transform: withoutManagedFields };
+
+/**
+ * Script ConfigMaps and env Secrets: metadata only (they are immutable; existence, owner and
+ * revision are all the controller reads), so script bodies and Secret values never sit in the
+ * operator's memory. Not label-selected: a same-named object of someone else must be seen in the
+ * cache, so a cache miss means "absent" and needs no confirming GET.
+ */
+export const SCRIPT_AND_SECRET_CACHE: CacheOptions = {
+  metadataOnly: true,
+  transform: withoutManagedFields,
+  indexLabels: [LABEL_TASK],
+};
+
+/** CronJobs: spec (compared before apply) and the last schedule time; unfiltered, as above. */
+export const CRONJOB_CACHE: CacheOptions = {
+  transform: function trimCronJob(o: KubeObject): KubeObject {
+    const status = pick(o.status as Record<string, unknown> | undefined, ["lastScheduleTime"]);
+    return {
+      apiVersion: o.apiVersion,
+      kind: o.kind,
+      metadata: trimMetadata(o.metadata),
+      spec: o.spec,
+      status,
+    };
+  },
+};
+
+/** Jobs: the revision they run and whether and when they finished. */
+export const JOB_CACHE: CacheOptions = {
+  labelSelector: MANAGED,
+  indexLabels: [LABEL_TASK],
+  transform: function trimJob(o: KubeObject): KubeObject {
+    const spec = o.spec as { template?: { metadata?: { annotations?: Record<string, string> } } } | undefined;
+    const status = pick(o.status as Record<string, unknown> | undefined, [
+      "startTime",
+      "completionTime",
+      "conditions",
+    ]);
+    return {
+      apiVersion: o.apiVersion,
+      kind: o.kind,
+      metadata: trimMetadata(o.metadata),
+      spec: { template: { metadata: { annotations: spec?.template?.metadata?.annotations } } },
+      status,
+    };
+  },
+};
+
+type PodJson = {
+  spec?: {
+    containers?: {
+      name: string;
+      env?: { name: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } }[];
+    }[];
+  };
+  status?: { containerStatuses?: unknown[] };
+};
+
+/** Task pods: container names, the Secret keys their env refers to, container states. */
+export const POD_CACHE: CacheOptions = {
+  labelSelector: `${MANAGED},${LABEL_TASK}`,
+  indexLabels: ["batch.kubernetes.io/job-name"],
+  transform: function trimPod(o: KubeObject): KubeObject {
+    const p = o as unknown as PodJson;
+    const containers = (p.spec?.containers ?? []).map((c) => ({
+      name: c.name,
+      env: (c.env ?? [])
+        .filter((e) => e.valueFrom?.secretKeyRef)
+        .map((e) => ({ name: e.name, valueFrom: { secretKeyRef: e.valueFrom?.secretKeyRef } })),
+    }));
+    return {
+      apiVersion: o.apiVersion,
+      kind: o.kind,
+      metadata: trimMetadata(o.metadata),
+      spec: { containers },
+      status: { containerStatuses: p.status?.containerStatuses },
+    };
+  },
+};
+
+/** Execution records: everything but the captured output (up to 64 KiB each). */
+export const EXECUTION_CACHE: CacheOptions = {
+  labelSelector: MANAGED,
+  indexLabels: [LABEL_TASK],
+  transform: function trimExecution(o: KubeObject): KubeObject {
+    const { output: _o, ...spec } = (o.spec ?? {}) as Record<string, unknown>;
+    return { ...o, metadata: trimMetadata(o.metadata), spec };
+  },
+};
