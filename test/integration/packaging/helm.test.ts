@@ -40,6 +40,7 @@ const SELECTOR = `app.kubernetes.io/instance=${RELEASE},app.kubernetes.io/name=c
 
 let operatorRef = "";
 let bashRef = "";
+let postgresRef = "";
 
 beforeAll(() => {
   if (skip) return;
@@ -54,7 +55,8 @@ beforeAll(() => {
   }
   console.info(`operator image ${operatorRef} ready in ${((Date.now() - started) / 1000).toFixed(1)}s`);
   bashRef = imageRef("bash");
-  loadImages(["bash"], CONTAINERD_ADDRESS);
+  postgresRef = imageRef("postgres");
+  loadImages(["bash", "postgres"], CONTAINERD_ADDRESS);
 }, 1_200_000);
 
 afterAll(async () => {
@@ -94,6 +96,13 @@ describe.skipIf(skip !== undefined)("operator image and chart on the local clust
       "taskImagePullPolicy=Never",
       "--set",
       "leaderElection.enabled=true",
+      // The chart's default archive (its own PostgreSQL) from the project's image: no registry here.
+      "--set",
+      `archive.postgres.image=${postgresRef}`,
+      "--set",
+      "archive.postgres.imagePullPolicy=Never",
+      "--set",
+      "archive.postgres.persistence.enabled=false",
       "--wait",
       "--timeout",
       "5m",
