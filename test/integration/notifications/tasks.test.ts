@@ -35,6 +35,10 @@ beforeAll(async () => {
   smtp = await startSmtpSink();
   http = await startHttpSink(SIGNING_SECRET);
   await createSigningSecret(ns.name);
+  // Output masks values from Secrets (inline values are plain configuration, shown as written).
+  await kubectl(["create", "secret", "generic", "api-token", "--from-literal=token=tok-9f8e7d6c5b"], {
+    namespace: ns.name,
+  });
   op = await startOperator(ns.name, localTaskConfig({}, ["Bash"]));
   notifier = await startNotifier(ns.name, testNotificationsConfig(ns.name, smtp.port));
 }, 600_000);
@@ -51,7 +55,7 @@ const task = (script: string) => ({
   plan: "Micro",
   timeoutSeconds: 30,
   script,
-  env: [{ name: "API_TOKEN", value: "tok-9f8e7d6c5b" }],
+  env: [{ name: "API_TOKEN", valueFrom: { secretKeyRef: { name: "api-token", key: "token" } } }],
   notifications: {
     email: ["dev@example.test"],
     webhooks: [`${http.url}/hook`],
