@@ -36,7 +36,8 @@ const restricted = {
 const opNs = useNamespace("helm-op", restricted);
 const taskNs = useNamespace("helm-tasks");
 const RELEASE = "cs";
-const SELECTOR = `app.kubernetes.io/instance=${RELEASE},app.kubernetes.io/name=cronscale`;
+// The operator's pods (the release also runs the archive's PostgreSQL, component=archive).
+const SELECTOR = `app.kubernetes.io/instance=${RELEASE},app.kubernetes.io/name=cronscale,app.kubernetes.io/component=operator`;
 
 let operatorRef = "";
 let bashRef = "";
