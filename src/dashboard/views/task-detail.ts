@@ -88,7 +88,7 @@ export function TaskPage(p: {
   const preview = s.suspend ? undefined : previewRuns(s.schedule, s.timezone, p.now, 5);
   const ready = task.status?.conditions?.find((c) => c.type === "Ready");
   return html`<p><a href=${`/dashboard/compute/serverless/tasks?namespace=${encodeURIComponent(ns)}`}>← Tasks</a></p>
-    <h1>${name} <${Badge} value=${task.status?.phase} /></h1>
+    <h1>${name} <${Badge} value=${task.status?.phase ?? "Pending"} /></h1>
     ${p.flash && html`<p class="panel notice" role="status">${p.flash}</p>`}
     <div class="actions">
       ${can.update && html`<${ActionButton} session=${session} href=${`${href}/run`} label="Run now" cls="primary" />`}
@@ -99,7 +99,7 @@ export function TaskPage(p: {
     <div class="grid">
       <section class="panel" aria-labelledby="h-status"><h2 id="h-status">Status</h2>
         <dl class="facts">
-          <dt>Status</dt><dd><${Badge} value=${task.status?.phase} /> <span class="muted">${ready?.message ?? ""}</span></dd>
+          <dt>Status</dt><dd><${Badge} value=${task.status?.phase ?? "Pending"} /> <span class="muted">${ready?.message ?? ""}</span></dd>
           <dt>Last run</dt><dd><${Time} iso=${task.status?.lastRunTime} zone=${s.timezone} /></dd>
           <dt>Last result</dt><dd>${task.status?.lastResult ?? "—"}</dd>
           <dt>Next run</dt><dd>${s.suspend ? "suspended" : html`<${Time} iso=${task.status?.nextRunTime} zone=${s.timezone} />`}</dd>

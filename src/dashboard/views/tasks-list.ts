@@ -25,7 +25,7 @@ function Card({ task }: { task: ScheduledTask }): VNode {
   return html`<li class="card" data-task=${name}>
     <header>
       <h2><a href=${taskHref(namespace, name)}>${name}</a></h2>
-      <${Badge} value=${task.status?.phase} />
+      <${Badge} value=${task.status?.phase ?? "Pending"} />
     </header>
     <dl class="facts">
       <dt>Schedule</dt><dd><code>${s.schedule}</code> <span class="muted">${cronReading(s.schedule)} (${s.timezone})</span></dd>
