@@ -8,11 +8,15 @@ import type { Session } from "./sessions.ts";
 // and to offer namespaces: every action is still authorised by the API server itself.
 
 const TTL_MS = 30_000;
+// A refusal is kept for less time: access just granted (a RoleBinding applied a moment ago,
+// which the API server's authorizer sees a little later) shows its controls within seconds.
+const DENIED_TTL_MS = 5_000;
 
 async function cached<T>(session: Session, key: string, load: () => Promise<T>): Promise<T> {
   session.access ??= new Map();
   const hit = session.access.get(key);
-  if (hit && Date.now() - hit.at < TTL_MS) return hit.value as T;
+  const ttl = hit?.value === false ? DENIED_TTL_MS : TTL_MS;
+  if (hit && Date.now() - hit.at < ttl) return hit.value as T;
   const value = await load();
   session.access.set(key, { at: Date.now(), value });
   return value;

@@ -90,7 +90,7 @@ function live(input){
 function localTimes(root){
   root.querySelectorAll("time[data-local]").forEach(function(t){
     var d=new Date(t.getAttribute("datetime"));if(isNaN(d))return;
-    var s=t.parentNode.querySelector(".local-time");if(!s){s=document.createElement("span");s.className="local-time muted";t.after(s)}
+    var s=t.nextElementSibling;if(!s||!s.classList.contains("local-time")){s=document.createElement("span");s.className="local-time muted";t.after(s)}
     s.textContent=" (your time: "+d.toLocaleString()+")";
   });
 }
@@ -106,7 +106,7 @@ document.addEventListener("DOMContentLoaded",function(){
   document.querySelectorAll("[data-sse]").forEach(function(el){
     if(!window.EventSource)return;
     var es=new EventSource(el.getAttribute("data-sse"));
-    es.addEventListener("steps",function(e){el.innerHTML=e.data});
+    es.addEventListener(el.getAttribute("data-sse-event")||"steps",function(e){el.innerHTML=e.data;localTimes(el)});
   });
   localTimes(document);
 });

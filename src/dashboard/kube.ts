@@ -4,6 +4,7 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { API_VERSION } from "../api/v1alpha1/kind.ts";
 import { LABEL_TASK } from "../api/v1alpha1/labels.ts";
 import type { ScalePlatform } from "../api/v1alpha1/scaleplatform.ts";
+import type { ScalePlatformBackup } from "../api/v1alpha1/scaleplatformbackup.ts";
 import type { ScheduledTask } from "../api/v1alpha1/scheduledtask.ts";
 import type { TaskExecution } from "../api/v1alpha1/taskexecution.ts";
 import { ApiError } from "../runtime/errors.ts";
@@ -65,6 +66,11 @@ export interface ViewerApi {
     onChange: (p: ScalePlatform) => void,
     signal: AbortSignal,
   ): Promise<void>;
+  listPlatformBackups(namespace: string): Promise<ScalePlatformBackup[]>;
+  createPlatformBackup(backup: KubeObject): Promise<ScalePlatformBackup>;
+  deletePlatformBackup(namespace: string, name: string): Promise<void>;
+  /** Calls `onChange` on every change of the namespace's ScalePlatformBackups until `signal` aborts or the watch ends. */
+  watchPlatformBackups(namespace: string, onChange: () => void, signal: AbortSignal): Promise<void>;
 }
 
 const TASKS = `/apis/${API_VERSION}`;
@@ -270,24 +276,63 @@ export class KubeViewerApi implements ViewerApi {
     });
   }
 
-  async watchPlatform(
+  watchPlatform(
     namespace: string,
     name: string,
     onChange: (p: ScalePlatform) => void,
     signal: AbortSignal,
   ): Promise<void> {
-    // A watch of this one object as the viewer (RBAC `watch`), so the page's live steps need no
-    // cache with the dashboard's own rights. It ends on abort (the browser left) or by the server.
-    const done = new Promise<void>((resolve) => {
+    return this.watchAs(
+      `${TASKS}/namespaces/${ns(namespace)}/scaleplatforms`,
+      { fieldSelector: `metadata.name=${name}` },
+      (type, obj) => {
+        if (type === "ADDED" || type === "MODIFIED") onChange(obj as ScalePlatform);
+      },
+      signal,
+    );
+  }
+
+  async listPlatformBackups(namespace: string): Promise<ScalePlatformBackup[]> {
+    const r = await this.t.request<{ items: ScalePlatformBackup[] }>(
+      "GET",
+      `${TASKS}/namespaces/${ns(namespace)}/scaleplatformbackups`,
+    );
+    return r.items;
+  }
+
+  createPlatformBackup(backup: KubeObject): Promise<ScalePlatformBackup> {
+    const path = `${TASKS}/namespaces/${ns(backup.metadata.namespace ?? "")}/scaleplatformbackups`;
+    return this.t.request("POST", path, { body: backup, query: { fieldValidation: "Strict" } });
+  }
+
+  async deletePlatformBackup(namespace: string, name: string): Promise<void> {
+    await this.t.request("DELETE", `${TASKS}/namespaces/${ns(namespace)}/scaleplatformbackups/${ns(name)}`, {
+      body: { propagationPolicy: "Background" },
+    });
+  }
+
+  watchPlatformBackups(namespace: string, onChange: () => void, signal: AbortSignal): Promise<void> {
+    return this.watchAs(
+      `${TASKS}/namespaces/${ns(namespace)}/scaleplatformbackups`,
+      {},
+      () => onChange(),
+      signal,
+    );
+  }
+
+  /**
+   * A watch as the viewer (RBAC `watch`), so live pages need no cache with the dashboard's own
+   * rights. It ends on abort (the browser left) or by the server.
+   */
+  private watchAs(
+    path: string,
+    query: Record<string, string>,
+    onEvent: (type: string, obj: unknown) => void,
+    signal: AbortSignal,
+  ): Promise<void> {
+    return new Promise<void>((resolve) => {
       this.t
-        .watch(
-          `${TASKS}/namespaces/${ns(namespace)}/scaleplatforms`,
-          { fieldSelector: `metadata.name=${name}`, allowWatchBookmarks: false },
-          (type, obj) => {
-            if (type === "ADDED" || type === "MODIFIED") onChange(obj as ScalePlatform);
-          },
-          () => resolve(),
-        )
+        .watch(path, { ...query, allowWatchBookmarks: false }, onEvent, () => resolve())
         .then(
           (ctl) => {
             if (signal.aborted) ctl.abort();
@@ -296,6 +341,5 @@ export class KubeViewerApi implements ViewerApi {
           () => resolve(),
         );
     });
-    await done;
   }
 }

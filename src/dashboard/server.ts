@@ -5,6 +5,7 @@ import type { Logger } from "pino";
 import { ApiError } from "../runtime/errors.ts";
 import { ASSETS } from "./assets.ts";
 import type { ViewerApi } from "./kube.ts";
+import { registerBackupRoutes } from "./routes-backups.ts";
 import { registerPlatformRoutes } from "./routes-platforms.ts";
 import { registerTaskRoutes } from "./routes-tasks.ts";
 import { csrfMatches, type Session, SessionStore, sameOrigin } from "./sessions.ts";
@@ -207,5 +208,6 @@ export async function createDashboard(opts: DashboardOptions): Promise<FastifyIn
 
   registerTaskRoutes(app, ctx);
   registerPlatformRoutes(app, ctx);
+  registerBackupRoutes(app, ctx);
   return app;
 }

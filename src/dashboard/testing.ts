@@ -1,4 +1,5 @@
 import type { ScalePlatform } from "../api/v1alpha1/scaleplatform.ts";
+import type { ScalePlatformBackup } from "../api/v1alpha1/scaleplatformbackup.ts";
 import type { ScheduledTask } from "../api/v1alpha1/scheduledtask.ts";
 import type { TaskExecution } from "../api/v1alpha1/taskexecution.ts";
 import { ApiError } from "../runtime/errors.ts";
@@ -18,6 +19,8 @@ export class FakeViewerApi implements ViewerApi {
   readonly secrets = new Map<string, Obj>();
   readonly calls: string[] = [];
   platforms = new Map<string, ScalePlatform>();
+  readonly backups = new Map<string, ScalePlatformBackup>();
+  private backupSeq = 0;
   private readonly watchers = new Set<(p: ScalePlatform) => void>();
   readonly user: UserInfo | undefined;
   readonly allow: Set<string>;
@@ -217,6 +220,30 @@ export class FakeViewerApi implements ViewerApi {
     this.watchers.add(w);
     await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
     this.watchers.delete(w);
+  }
+  async listPlatformBackups(namespace: string): Promise<ScalePlatformBackup[]> {
+    this.check("list", "scaleplatformbackups", namespace);
+    return [...this.backups.values()].filter((b) => b.metadata.namespace === namespace);
+  }
+  async createPlatformBackup(backup: KubeObject): Promise<ScalePlatformBackup> {
+    const ns = backup.metadata.namespace ?? "";
+    this.check("create", "scaleplatformbackups", ns);
+    const name = backup.metadata.name ?? `${backup.metadata.generateName ?? ""}x${++this.backupSeq}`;
+    const b = { ...backup, metadata: { ...backup.metadata, name } } as ScalePlatformBackup;
+    this.backups.set(`${ns}/${name}`, b);
+    this.calls.push(`create backup ${ns}/${name} ${b.spec.type}`);
+    return b;
+  }
+  async deletePlatformBackup(namespace: string, name: string): Promise<void> {
+    this.check("delete", "scaleplatformbackups", namespace);
+    if (!this.backups.delete(`${namespace}/${name}`))
+      throw new ApiError(404, "NotFound", `scaleplatformbackups "${name}" not found`);
+    this.calls.push(`delete backup ${namespace}/${name}`);
+  }
+  async watchPlatformBackups(namespace: string, onChange: () => void, signal: AbortSignal): Promise<void> {
+    this.check("watch", "scaleplatformbackups", namespace);
+    onChange();
+    await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
   }
   /** Stores a platform (as the operator's status write would) and tells the watchers. */
   setPlatform(p: ScalePlatform): void {

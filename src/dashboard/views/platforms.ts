@@ -69,14 +69,16 @@ export function PlatformsPage(p: {
 
 /** The plans with their resources and limits. */
 function PlanTable({ selected }: { selected: string }): VNode {
-  return html`<fieldset><legend>Plan</legend><div class="table-wrap"><table>
+  // On phones the table stacks (one block per plan, each figure labelled) instead of scrolling
+  // sideways: see table.stack in assets.ts.
+  return html`<fieldset><legend>Plan</legend><div class="table-wrap"><table class="stack plans">
     <thead><tr><th scope="col">Plan</th><th scope="col">vCPU</th><th scope="col">RAM</th><th scope="col">Storage</th><th scope="col">Products</th><th scope="col">Concurrent users</th><th scope="col">App replicas</th></tr></thead>
     <tbody>${DEPLOY_PLANS.map((plan) => {
       const f = PLAN_TABLE[plan];
       return html`<tr>
         <th scope="row"><label class="plan-choice"><input type="radio" name="plan" value=${plan} checked=${selected === plan} class="check" /> ${plan}</label></th>
-        <td>${f.cpuMillis / 1000}</td><td>${gb(f.memoryMiB)}</td><td>${f.storageGiB} GB</td>
-        <td>${f.maxProducts?.toLocaleString("en-US") ?? "unlimited"}</td><td>${f.concurrentUsers}</td><td>${f.minReplicas}–${f.maxReplicas}</td></tr>`;
+        <td data-label="vCPU">${f.cpuMillis / 1000}</td><td data-label="RAM">${gb(f.memoryMiB)}</td><td data-label="Storage">${f.storageGiB} GB</td>
+        <td data-label="Products">${f.maxProducts?.toLocaleString("en-US") ?? "unlimited"}</td><td data-label="Concurrent users">${f.concurrentUsers}</td><td data-label="App replicas">${f.minReplicas}–${f.maxReplicas}</td></tr>`;
     })}</tbody></table></div></fieldset>`;
 }
 
@@ -224,6 +226,8 @@ export function ProgressPage(p: {
       ${p.can.patch ? html`<${Upgrade} platform=${x} session=${p.session} />` : null}</section>
     <section class="panel" aria-labelledby="h-webhooks"><h2 id="h-webhooks">Webhooks</h2>
       <${Webhooks} platform=${x} session=${p.session} canPatch=${p.can.patch} /></section>
+    <section class="panel" aria-labelledby="h-backups"><h2 id="h-backups">Backups</h2>
+      <p>${x.status?.backup?.lastSuccessfulBackup ? html`Last backup finished ${x.status.backup.lastSuccessfulBackup.stopTime}. ` : x.spec.backup ? "No backup yet. " : "Not configured. "}<a href=${`${PLATFORMS_PATH}/${encodeURIComponent(x.metadata.namespace ?? "")}/${encodeURIComponent(x.metadata.name ?? "")}/backups`}>Backups and manual backup</a></p></section>
     <section class="panel" aria-labelledby="h-credentials"><h2 id="h-credentials">Admin credentials</h2>
       <${Credentials} platform=${x} session=${p.session} canReveal=${p.can.readSecrets} revealed=${p.revealed} /></section>
     <${Summary} name=${x.metadata.name ?? ""} plan=${x.spec.plan} prices=${p.prices} currency=${p.currency} estimate=${x.status?.monthlyCostEstimate} />`;

@@ -12,6 +12,7 @@ import {
 } from "../../support/browser.ts";
 import { kubeConfig, kubectl, useNamespace } from "../../support/cluster.ts";
 import { installCrds } from "../scheduledtask/operator.ts";
+import { phoneOverflow, waitForRbac } from "./helpers.ts";
 
 // The platform pages in Chromium against the API server, as a viewer allowed only platforms in
 // one namespace: deploy from the plan table, then the seven steps follow the platform's status
@@ -48,6 +49,11 @@ roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: deployer}
 subjects: [{kind: ServiceAccount, name: deployer, namespace: ${ns.name}}]
 `,
   });
+  await waitForRbac(ns.name, "deployer", [
+    ["create", "scaleplatforms.cronscale.io"],
+    ["patch", "scaleplatforms.cronscale.io"],
+    ["get", "secrets"],
+  ]);
   token = (
     await kubectl(["create", "token", "deployer", "--duration=1h"], { namespace: ns.name })
   ).stdout.trim();
@@ -92,6 +98,8 @@ describe("platform pages in Chromium against the API server", () => {
     await expect.poll(() => page.locator("#h-summary + dl").textContent()).toContain("449 USD");
     expect(await seriousA11yViolations(page)).toEqual([]);
     await screenshots(page, "platform-deploy");
+    // The plan table stacks on a phone instead of scrolling sideways.
+    expect(await phoneOverflow(page)).toBe(0);
     await page.getByRole("button", { name: "Launch Platform" }).click();
     await page.waitForURL(`**${PLATFORMS}/deploy?namespace=${ns.name}&name=shop`);
     const spec = JSON.parse(

@@ -1,0 +1,177 @@
+import type { FastifyInstance, FastifyReply } from "fastify";
+import { API_VERSION } from "../api/v1alpha1/kind.ts";
+import type { ScalePlatformBackup } from "../api/v1alpha1/scaleplatformbackup.ts";
+import { ApiError } from "../runtime/errors.ts";
+import { allowed } from "./access.ts";
+import type { Ctx } from "./server.ts";
+import type { Session } from "./sessions.ts";
+import { renderFragment } from "./views/html.ts";
+import { PLATFORMS_PATH } from "./views/layout.ts";
+import { BackupsPage, backupsHref, backupsOf, ManualBackups } from "./views/platform-backups.ts";
+
+// A platform's backups: the page, Back up now (creates a ScalePlatformBackup as the viewer),
+// Cancel (deletes a running one: the operator deletes its Job, whose runner stops pgBackRest),
+// and the on-demand backups' progress over Server-Sent Events (a watch made as the viewer).
+
+type Params = { ns: string; name: string };
+const ROUTE = `${PLATFORMS_PATH}/:ns/:name/backups`;
+
+export function registerBackupRoutes(app: FastifyInstance, ctx: Ctx): void {
+  const viewer = (s: Session) => s.api as NonNullable<Session["api"]>;
+
+  /** The viewer's on-demand backups of the platform; undefined when the viewer may not list them. */
+  async function manual(s: Session, ns: string, name: string): Promise<ScalePlatformBackup[] | undefined> {
+    try {
+      return backupsOf(await viewer(s).listPlatformBackups(ns), name);
+    } catch (err) {
+      if (err instanceof ApiError && err.statusCode === 403) return undefined;
+      throw err;
+    }
+  }
+
+  async function page(
+    reply: FastifyReply,
+    s: Session,
+    ns: string,
+    name: string,
+    problem?: string,
+    status = 200,
+  ) {
+    const [platform, backups, create, cancel] = await Promise.all([
+      viewer(s).getPlatform(ns, name),
+      manual(s, ns, name),
+      allowed(s, "create", "scaleplatformbackups", ns),
+      allowed(s, "delete", "scaleplatformbackups", ns),
+    ]);
+    const flash = s.flash;
+    s.flash = undefined;
+    const body = BackupsPage({
+      platform,
+      backups,
+      session: s,
+      can: { create, cancel },
+      flash,
+      problem,
+      eventsHref: `${backupsHref(ns, name)}/events`,
+    });
+    return ctx.page(reply, s, `Backups of ${name}`, body, status);
+  }
+
+  const refused = (err: unknown) =>
+    err instanceof ApiError && [400, 403, 404, 409, 422].includes(err.statusCode)
+      ? ((err.body as { message?: string } | undefined)?.message ?? err.message)
+      : undefined;
+
+  app.get(ROUTE, async (req, reply) => {
+    const s = req.session as Session;
+    const { ns, name } = req.params as Params;
+    try {
+      return await page(reply, s, ns, name);
+    } catch (err) {
+      return ctx.fail(reply, s, err);
+    }
+  });
+
+  // Back up now: a ScalePlatformBackup named by the API server (generateName), so two clicks are
+  // two backups rather than a conflict; the operator runs at most one at a time per platform.
+  app.post(ROUTE, async (req, reply) => {
+    const s = req.session as Session;
+    const { ns, name } = req.params as Params;
+    const type = (req.body as Record<string, unknown>).type === "incr" ? "incr" : "full";
+    try {
+      const created = await viewer(s).createPlatformBackup({
+        apiVersion: API_VERSION,
+        kind: "ScalePlatformBackup",
+        metadata: { generateName: `${name}-manual-`, namespace: ns },
+        spec: { platformName: name, type },
+      });
+      req.log.info(
+        { user: s.user?.username, namespace: ns, platform: name, backup: created.metadata.name, type },
+        "platform backup requested",
+      );
+      s.flash = `Backup ${created.metadata.name} requested (${type === "full" ? "full" : "incremental"}).`;
+      return reply.redirect(backupsHref(ns, name), 303);
+    } catch (err) {
+      const message = refused(err);
+      if (message && err instanceof ApiError) return page(reply, s, ns, name, message, err.statusCode);
+      return ctx.fail(reply, s, err);
+    }
+  });
+
+  app.post(`${ROUTE}/:backup/cancel`, async (req, reply) => {
+    const s = req.session as Session;
+    const { ns, name, backup } = req.params as Params & { backup: string };
+    try {
+      await viewer(s).deletePlatformBackup(ns, backup);
+      req.log.info(
+        { user: s.user?.username, namespace: ns, platform: name, backup },
+        "platform backup cancelled",
+      );
+      s.flash = `Backup ${backup} cancelled.`;
+      return reply.redirect(backupsHref(ns, name), 303);
+    } catch (err) {
+      const message = refused(err);
+      if (message && err instanceof ApiError) return page(reply, s, ns, name, message, err.statusCode);
+      return ctx.fail(reply, s, err);
+    }
+  });
+
+  // Server-Sent Events: the on-demand backups, rendered, after each change in the namespace.
+  app.get(`${ROUTE}/events`, async (req, reply) => {
+    const s = req.session as Session;
+    const { ns, name } = req.params as Params;
+    const abort = new AbortController();
+    reply.hijack();
+    const res = reply.raw;
+    res.writeHead(200, {
+      "Content-Type": "text/event-stream; charset=utf-8",
+      "Cache-Control": "no-store",
+      "X-Content-Type-Options": "nosniff",
+      "X-Accel-Buffering": "no",
+    });
+    const send = (event: string, data: string) =>
+      res.write(
+        `event: ${event}\n${data
+          .split("\n")
+          .map((l) => `data: ${l}`)
+          .join("\n")}\n\n`,
+      );
+    const heartbeat = setInterval(() => res.write(": keep-alive\n\n"), 25_000);
+    req.raw.on("close", () => abort.abort());
+    // Changes come in bursts (status writes of a running backup): one render per 200 ms at most,
+    // each from a fresh list and platform read as the viewer.
+    let timer: NodeJS.Timeout | undefined;
+    const render = async () => {
+      timer = undefined;
+      try {
+        const [platform, backups, cancel] = await Promise.all([
+          viewer(s).getPlatform(ns, name),
+          manual(s, ns, name),
+          allowed(s, "delete", "scaleplatformbackups", ns),
+        ]);
+        if (!abort.signal.aborted)
+          send(
+            "backups",
+            renderFragment(ManualBackups({ platform, backups, session: s, canCancel: cancel })),
+          );
+      } catch (err) {
+        send("error", err instanceof ApiError ? `${err.statusCode}` : "error");
+      }
+    };
+    try {
+      await viewer(s).watchPlatformBackups(
+        ns,
+        () => {
+          timer ??= setTimeout(render, 200);
+        },
+        abort.signal,
+      );
+    } catch (err) {
+      send("error", err instanceof ApiError ? `${err.statusCode}` : "error");
+    } finally {
+      clearTimeout(timer);
+      clearInterval(heartbeat);
+      res.end();
+    }
+  });
+}
