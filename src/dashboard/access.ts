@@ -43,17 +43,27 @@ export function allowed(
 
 /** The permissions a task page needs. */
 export async function taskPermissions(session: Session, namespace: string) {
-  const [create, update, del, readSecrets, listPods, readLogs] = await Promise.all([
+  const [create, update, del, readSecrets, listPods, readLogs, createRecords] = await Promise.all([
     allowed(session, "create", "scheduledtasks", namespace),
     allowed(session, "patch", "scheduledtasks", namespace),
     allowed(session, "delete", "scheduledtasks", namespace),
     allowed(session, "get", "secrets", namespace),
     allowed(session, "list", "pods", namespace),
     allowed(session, "get", "pods/log", namespace),
+    allowed(session, "create", "taskexecutions", namespace),
   ]);
+  // A rename creates the new task, moves the records, checks for a running run, deletes the old.
+  const rename = create && update && del && createRecords && listPods;
   // Live output is the pod's raw log (kubectl logs -f), so secret values are not masked in it:
   // offered only to viewers who may read the Secrets anyway.
-  return { create, update, delete: del, readSecrets, followLogs: listPods && readLogs && readSecrets };
+  return {
+    create,
+    update,
+    delete: del,
+    rename,
+    readSecrets,
+    followLogs: listPods && readLogs && readSecrets,
+  };
 }
 
 /** Namespace of a ServiceAccount user name (system:serviceaccount:NS:NAME). */

@@ -42,6 +42,8 @@ export interface ViewerApi {
   patchTask(namespace: string, name: string, patch: unknown): Promise<ScheduledTask>;
   deleteTask(namespace: string, name: string): Promise<void>;
   listExecutions(namespace: string, task: string): Promise<TaskExecution[]>;
+  /** Creates an execution record (a renamed task's history moved to it). */
+  createExecution(record: KubeObject): Promise<TaskExecution>;
   getSecret(namespace: string, name: string): Promise<KubeObject & { data?: Record<string, string> }>;
   createSecret(secret: KubeObject): Promise<KubeObject>;
   patchSecret(namespace: string, name: string, patch: unknown): Promise<KubeObject>;
@@ -179,6 +181,11 @@ export class KubeViewerApi implements ViewerApi {
       { query: { labelSelector: `${LABEL_TASK}=${task}` } },
     );
     return r.items;
+  }
+
+  createExecution(record: KubeObject): Promise<TaskExecution> {
+    const path = `${TASKS}/namespaces/${ns(record.metadata.namespace ?? "")}/taskexecutions`;
+    return this.t.request("POST", path, { body: record, query: { fieldValidation: "Strict" } });
   }
 
   getSecret(namespace: string, name: string): Promise<KubeObject & { data?: Record<string, string> }> {

@@ -4,6 +4,7 @@ import { ANNOTATION_RUN_NOW } from "../api/v1alpha1/labels.ts";
 import type { ScheduledTask } from "../api/v1alpha1/scheduledtask.ts";
 import { ApiError } from "../runtime/errors.ts";
 import { pickNamespace, taskPermissions } from "./access.ts";
+import { registerRenameRoutes } from "./routes-rename.ts";
 import { registerTaskFormRoutes } from "./routes-task-form.ts";
 import type { Ctx } from "./server.ts";
 import type { Session } from "./sessions.ts";
@@ -22,6 +23,7 @@ const listHref = (ns: string) => `${TASKS_PATH}?namespace=${encodeURIComponent(n
 export function registerTaskRoutes(app: FastifyInstance, ctx: Ctx): void {
   const viewer = (s: Session) => s.api as NonNullable<Session["api"]>;
   registerTaskFormRoutes(app, ctx);
+  registerRenameRoutes(app, ctx);
 
   // Search as you type asks for the same namespace's list on every keystroke: keep the viewer's
   // last list for a few seconds, so a burst of keystrokes costs one list call and filtering

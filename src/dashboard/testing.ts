@@ -103,8 +103,11 @@ export class FakeViewerApi implements ViewerApi {
     this.check("patch", "scheduledtasks", namespace);
     const t = await this.getTask(namespace, name);
     const p = patch as { spec?: object; metadata?: { annotations?: Record<string, string> } };
+    // The operator's answer to a suspension (phase Stopped), as the task controller writes it.
+    const suspended = (p.spec as { suspend?: boolean } | undefined)?.suspend === true;
     const next = {
       ...t,
+      ...(suspended ? { status: { ...t.status, phase: "Stopped" as const } } : {}),
       spec: { ...t.spec, ...p.spec },
       metadata: { ...t.metadata, annotations: { ...t.metadata.annotations, ...p.metadata?.annotations } },
     };
@@ -115,11 +118,25 @@ export class FakeViewerApi implements ViewerApi {
   async deleteTask(namespace: string, name: string): Promise<void> {
     this.check("delete", "scheduledtasks", namespace);
     this.tasks.delete(`${namespace}/${name}`);
+    // Garbage collection: the task's records go with it.
+    for (let i = this.executions.length - 1; i >= 0; i--) {
+      const x = this.executions[i];
+      if (x?.metadata.namespace === namespace && x.spec.taskName === name) this.executions.splice(i, 1);
+    }
     this.calls.push(`delete ${namespace}/${name}`);
   }
   async listExecutions(namespace: string, task: string): Promise<TaskExecution[]> {
     this.check("list", "taskexecutions", namespace);
     return this.executions.filter((x) => x.metadata.namespace === namespace && x.spec.taskName === task);
+  }
+  async createExecution(record: KubeObject): Promise<TaskExecution> {
+    const ns = record.metadata.namespace ?? "";
+    this.check("create", "taskexecutions", ns);
+    if (this.executions.some((x) => x.metadata.namespace === ns && x.metadata.name === record.metadata.name))
+      throw new ApiError(409, "AlreadyExists", `taskexecutions "${record.metadata.name}" already exists`);
+    this.executions.push(record as TaskExecution);
+    this.calls.push(`create execution ${ns}/${record.metadata.name}`);
+    return record as TaskExecution;
   }
   async getSecret(namespace: string, name: string): Promise<Obj> {
     this.check("get", "secrets", namespace);

@@ -11,6 +11,8 @@ import { Badge, Time, taskHref } from "./tasks-list.ts";
 export interface TaskPermissions {
   update: boolean;
   delete: boolean;
+  /** May rename (create and delete tasks, create execution records, list pods). */
+  rename: boolean;
   readSecrets: boolean;
   /** May follow a running pod's output (pods, pods/log and Secrets: the raw log is unmasked). */
   followLogs: boolean;
@@ -94,6 +96,7 @@ export function TaskPage(p: {
       ${can.update && html`<${ActionButton} session=${session} href=${`${href}/run`} label="Run now" cls="primary" />`}
       ${can.update && (s.suspend ? html`<${ActionButton} session=${session} href=${`${href}/resume`} label="Resume" />` : html`<${ActionButton} session=${session} href=${`${href}/suspend`} label="Suspend" />`)}
       ${can.update && html`<a class="button secondary" href=${`${href}/edit`}>Edit</a>`}
+      ${can.rename && html`<a class="button secondary" href=${`${href}/rename`}>Rename…</a>`}
       ${can.delete && html`<a class="button secondary" href=${`${href}/delete`}>Delete…</a>`}
     </div>
     <div class="grid">

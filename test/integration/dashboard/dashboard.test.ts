@@ -15,6 +15,7 @@ import {
 } from "../../support/browser.ts";
 import { kubeConfig, kubectl, useNamespace, waitFor } from "../../support/cluster.ts";
 import { installCrds, localTaskConfig, startOperator, type TestOperator } from "../scheduledtask/operator.ts";
+import { waitForRbac } from "./helpers.ts";
 
 // The dashboard in this process against the real API server, driven by Debian's Chromium:
 // viewers sign in with ServiceAccount tokens and every action runs as them, so what they see
@@ -43,7 +44,7 @@ kind: Role
 metadata: {name: task-editor, namespace: ${n}}
 rules:
   - {apiGroups: [cronscale.io], resources: [scheduledtasks], verbs: [get, list, watch, create, update, patch, delete]}
-  - {apiGroups: [cronscale.io], resources: [taskexecutions], verbs: [get, list, watch]}
+  - {apiGroups: [cronscale.io], resources: [taskexecutions], verbs: [get, list, watch, create]}
   - {apiGroups: [""], resources: [secrets], verbs: [get, create, patch, delete]}
   - {apiGroups: [""], resources: [pods], verbs: [get, list]}
   - {apiGroups: [""], resources: [pods/log], verbs: [get]}
@@ -71,6 +72,10 @@ beforeAll(async () => {
   await installCrds();
   op = await startOperator(ns.name, localTaskConfig({}, ["Bash"]));
   await kubectl(["apply", "-f", "-"], { input: RBAC(ns.name) });
+  await waitForRbac(ns.name, "editor", [
+    ["create", "scheduledtasks.cronscale.io"],
+    ["create", "taskexecutions.cronscale.io"],
+  ]);
   for (const who of ["editor", "reader"] as const) {
     tokens[who] = (
       await kubectl(["create", "token", who, "--duration=1h"], { namespace: ns.name })
@@ -270,7 +275,7 @@ describe("dashboard in Chromium against the API server", () => {
     await expect.poll(() => page.locator("h1").textContent()).toContain("hello-dash");
     for (const name of ["Run now", "Suspend", "Reveal GREETING"])
       expect(await page.getByRole("button", { name }).count(), name).toBe(0);
-    for (const name of ["Edit", "Delete…"])
+    for (const name of ["Edit", "Rename…", "Delete…"])
       expect(await page.getByRole("link", { name }).count(), name).toBe(0);
     await checkPage(page, "task-detail-reader-dark");
     // The session's own CSRF token (from the sign-out form), a POST the page does not offer.
@@ -290,7 +295,7 @@ describe("dashboard in Chromium against the API server", () => {
     await ctx.close();
   });
 
-  it("the editor edits the task and saves (env value kept), then deletes it after confirming", async () => {
+  it("the editor edits the task and saves (env value kept), renames it with its history, then deletes it after confirming", async () => {
     const { ctx, page } = await signIn("editor");
     await page.goto(`${base}${TASKS}/${ns.name}/hello-dash`);
     await page.getByRole("link", { name: "Edit" }).click();
@@ -308,14 +313,67 @@ describe("dashboard in Chromium against the API server", () => {
     await page.getByRole("button", { name: "Reveal GREETING" }).click();
     await expect.poll(() => page.getByLabel("Value of GREETING").textContent()).toBe("bonjour-secret");
 
+    // Rename: the task under the new name with its history; the old name is gone.
+    const before = JSON.parse(
+      (
+        await kubectl(["get", "texec", "-l", "cronscale.io/task=hello-dash", "-o", "json"], {
+          namespace: ns.name,
+        })
+      ).stdout,
+    ).items as { spec: { jobName: string } }[];
+    expect(before.length).toBeGreaterThan(0);
+    await page.getByRole("link", { name: "Rename…" }).click();
+    await page.getByLabel("New name").fill("Hello_Dash");
+    await page.getByRole("button", { name: "Rename" }).click();
+    await expect.poll(() => page.getByRole("alert").textContent()).toContain("Nothing was renamed");
+    await checkPage(page, "task-rename-error");
+    expect(
+      JSON.parse((await kubectl(["get", "stask", "hello-dash", "-o", "json"], { namespace: ns.name })).stdout)
+        .spec.suspend,
+    ).toBe(false);
+    await page.getByLabel("New name").fill("hello-renamed");
+    await page.getByRole("button", { name: "Rename" }).click();
+    await page.waitForURL(`**${TASKS}/${ns.name}/hello-renamed`, { timeout: 60_000 });
+    await expect
+      .poll(() => page.getByRole("status").first().textContent())
+      .toContain(`renamed to hello-renamed; ${before.length} execution record`);
+    const history = await page.locator("#h-history ~ * tbody tr").first().textContent();
+    expect(history).toContain("Succeeded");
+    expect(history).toContain("Manual");
+    await page.getByRole("button", { name: "Reveal GREETING" }).click();
+    await expect.poll(() => page.getByLabel("Value of GREETING").textContent()).toBe("bonjour-secret");
+    await checkPage(page, "task-renamed");
+    const after = JSON.parse(
+      (
+        await kubectl(["get", "texec", "-l", "cronscale.io/task=hello-renamed", "-o", "json"], {
+          namespace: ns.name,
+        })
+      ).stdout,
+    ).items as { spec: { jobName: string; taskName: string } }[];
+    // The same runs, once each, now under the new name.
+    expect(after.map((x) => x.spec.jobName).sort()).toEqual(before.map((x) => x.spec.jobName).sort());
+    expect(new Set(after.map((x) => x.spec.taskName))).toEqual(new Set(["hello-renamed"]));
+    const renamed = JSON.parse(
+      (await kubectl(["get", "stask", "hello-renamed", "-o", "json"], { namespace: ns.name })).stdout,
+    );
+    expect(renamed.spec).toMatchObject({ schedule: "15 3 * * *", plan: "Small", suspend: false });
+    await expect
+      .poll(
+        async () => (await kubectl(["get", "stask,texec", "-o", "name"], { namespace: ns.name })).stdout,
+        {
+          timeout: 30_000,
+        },
+      )
+      .not.toMatch(/hello-dash\b/);
+
     await page.getByRole("link", { name: "Delete…" }).click();
     await checkPage(page, "task-delete-confirm");
-    await page.getByRole("button", { name: "Delete hello-dash" }).click();
+    await page.getByRole("button", { name: "Delete hello-renamed" }).click();
     await page.waitForURL(`**${TASKS}?namespace=${ns.name}`);
-    expect(await page.locator('[data-task="hello-dash"]').count()).toBe(0);
+    expect(await page.locator('[data-task="hello-renamed"]').count()).toBe(0);
     await expect
       .poll(async () => (await kubectl(["get", "stask", "-o", "name"], { namespace: ns.name })).stdout)
-      .not.toContain("hello-dash");
+      .not.toContain("hello-renamed");
     await ctx.close();
   });
 });
