@@ -21,6 +21,34 @@ export interface UserInfo {
   groups: string[];
 }
 
+/** Summed usage of some pods, as the metrics API reports it. */
+export interface PodUsage {
+  pods: number;
+  cpuMillis: number;
+  memoryMiB: number;
+}
+
+const UNITS: Record<string, number> = {
+  n: 1e-9,
+  u: 1e-6,
+  m: 1e-3,
+  "": 1,
+  k: 1e3,
+  M: 1e6,
+  G: 1e9,
+  T: 1e12,
+  Ki: 1024,
+  Mi: 1024 ** 2,
+  Gi: 1024 ** 3,
+  Ti: 1024 ** 4,
+};
+
+/** A Kubernetes quantity ("250m", "12345678n", "512Mi") as a number; NaN when unreadable. */
+export function quantity(q: string): number {
+  const m = /^([0-9.]+)(n|u|m|k|M|G|T|Ki|Mi|Gi|Ti)?$/.exec(q.trim());
+  return m ? Number(m[1]) * (UNITS[m[2] ?? ""] ?? Number.NaN) : Number.NaN;
+}
+
 /** One question for SelfSubjectAccessReview. */
 export interface AccessCheck {
   verb: string;
@@ -68,6 +96,11 @@ export interface ViewerApi {
     onChange: (p: ScalePlatform) => void,
     signal: AbortSignal,
   ): Promise<void>;
+  /**
+   * CPU (millicores) and memory (MiB) in use by the pods matching `selector`, from the metrics
+   * API (metrics.k8s.io) as the viewer; undefined when the cluster does not serve it.
+   */
+  podUsage(namespace: string, selector: string): Promise<PodUsage | undefined>;
   listPlatformBackups(namespace: string): Promise<ScalePlatformBackup[]>;
   createPlatformBackup(backup: KubeObject): Promise<ScalePlatformBackup>;
   deletePlatformBackup(namespace: string, name: string): Promise<void>;
@@ -297,6 +330,26 @@ export class KubeViewerApi implements ViewerApi {
       },
       signal,
     );
+  }
+
+  async podUsage(namespace: string, selector: string): Promise<PodUsage | undefined> {
+    type PodMetrics = { containers?: { usage?: { cpu?: string; memory?: string } }[] };
+    let r: { items: PodMetrics[] };
+    try {
+      r = await this.t.request("GET", `/apis/metrics.k8s.io/v1beta1/namespaces/${ns(namespace)}/pods`, {
+        query: { labelSelector: selector },
+      });
+    } catch (err) {
+      // Not served (no metrics-server): 404, or 503 while its APIService is unavailable.
+      if (err instanceof ApiError && (err.statusCode === 404 || err.statusCode === 503)) return undefined;
+      throw err;
+    }
+    const usage = { pods: r.items.length, cpuMillis: 0, memoryMiB: 0 };
+    for (const c of r.items.flatMap((p) => p.containers ?? [])) {
+      usage.cpuMillis += (quantity(c.usage?.cpu ?? "0") || 0) * 1000;
+      usage.memoryMiB += (quantity(c.usage?.memory ?? "0") || 0) / 1024 ** 2;
+    }
+    return usage;
   }
 
   async listPlatformBackups(namespace: string): Promise<ScalePlatformBackup[]> {

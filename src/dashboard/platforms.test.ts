@@ -92,6 +92,63 @@ describe("dashboard: platforms", () => {
     expect(progress.body.match(/data-step=/g)).toHaveLength(7);
   });
 
+  it("shows health, uptime and usage as reported (metrics API or a plain 'not reported'), and the configuration groups", async () => {
+    const viewer = new FakeViewerApi({ username: "e", groups: [] }, new Set(["* * *"]));
+    const p = platform("shop", {
+      phase: "Running",
+      uptimePercent: 99.5,
+      uptimeSince: "2026-11-20T00:00:00Z",
+      lastRestartTime: "2026-11-22T08:00:00Z",
+      healthCheck: { status: "Healthy" },
+      resources: {
+        cpu: "4",
+        memory: "8Gi",
+        storage: "100Gi",
+        appReplicas: 2,
+        minReplicas: 1,
+        maxReplicas: 3,
+      },
+    });
+    p.spec = {
+      ...p.spec,
+      localization: {
+        defaultLanguage: "de",
+        currency: "EUR",
+        timezone: "Europe/Berlin",
+        dateFormat: "DD.MM.YYYY",
+      },
+      shippingMethods: [
+        {
+          name: "dhl-eu",
+          carrier: "dhl",
+          zones: ["DE", "AT"],
+          rate: { calculation: "Flat", amount: "4.90", currency: "EUR" },
+          fulfillment: "Ship",
+          enabled: true,
+        },
+      ],
+    } as typeof p.spec;
+    viewer.platforms.set("default/shop", p);
+    const a = await start(viewer);
+    const url = `${PLATFORMS}/deploy?namespace=default&name=shop`;
+    const { cookie, body } = await injectSignIn(a, TOKEN, url);
+    for (const t of [
+      "99.50 %",
+      "Healthy",
+      "2 running (autoscaling 1–3)",
+      "the cluster serves no metrics API",
+      "not collected by the operator",
+    ])
+      expect(body).toContain(t);
+    expect(body).toContain("2026-11-22 09:00:00 +01:00"); // last restart in the store's zone
+    expect(body).toMatch(/<dt>Currency<\/dt><dd>EUR<\/dd>/);
+    expect(body).toContain("DE, AT");
+    viewer.usage.set("default cronscale.io/platform=shop", { pods: 3, cpuMillis: 750, memoryMiB: 1536 });
+    const again = await a.inject({ method: "GET", url, headers: { cookie } });
+    expect(again.body).toContain("0.75 vCPU over 3 pods");
+    expect(again.body).toContain("1536 MiB over 3 pods");
+  });
+
   it("streams the steps as Server-Sent Events each time the platform changes", async () => {
     const viewer = new FakeViewerApi({ username: "e", groups: [] }, new Set(["* * *"]));
     viewer.platforms.set("default/shop", platform("shop"));

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply } from "fastify";
 import { API_VERSION } from "../api/v1alpha1/kind.ts";
+import { LABEL_PLATFORM } from "../api/v1alpha1/labels.ts";
 import type { ScalePlatform } from "../api/v1alpha1/scaleplatform.ts";
 import { DEFAULT_PLATFORM_CONFIG } from "../controllers/scaleplatform/config.ts";
 import { ApiError } from "../runtime/errors.ts";
@@ -49,10 +50,17 @@ export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
     problem?: string,
     status = 200,
   ) {
-    const [platform, patch, readSecrets] = await Promise.all([
+    const [platform, patch, readSecrets, usage] = await Promise.all([
       viewer(s).getPlatform(ns, name),
       allowed(s, "patch", "scaleplatforms", ns),
       allowed(s, "get", "secrets", ns),
+      // The metrics API as the viewer: null when RBAC refuses it, undefined when not served.
+      viewer(s)
+        .podUsage(ns, `${LABEL_PLATFORM}=${name}`)
+        .catch((err) => {
+          if (err instanceof ApiError && err.statusCode === 403) return null;
+          throw err;
+        }),
     ]);
     const eventsHref = `${PLATFORMS_PATH}/${encodeURIComponent(ns)}/${encodeURIComponent(name)}/events`;
     const flash = s.flash;
@@ -62,6 +70,7 @@ export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
       session: s,
       can: { patch, readSecrets },
       revealed,
+      usage,
       flash,
       problem,
       eventsHref,

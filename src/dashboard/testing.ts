@@ -4,7 +4,7 @@ import type { ScheduledTask } from "../api/v1alpha1/scheduledtask.ts";
 import type { TaskExecution } from "../api/v1alpha1/taskexecution.ts";
 import { ApiError } from "../runtime/errors.ts";
 import type { KubeObject } from "../runtime/types.ts";
-import type { AccessCheck, UserInfo, ViewerApi } from "./kube.ts";
+import type { AccessCheck, PodUsage, UserInfo, ViewerApi } from "./kube.ts";
 
 // An in-memory ViewerApi for the dashboard's unit tests: objects in maps, permissions as a set of
 // "verb resource namespace" strings, a 403 for everything else (as the API server would answer).
@@ -237,6 +237,12 @@ export class FakeViewerApi implements ViewerApi {
     this.watchers.add(w);
     await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
     this.watchers.delete(w);
+  }
+  /** What the metrics API would answer, by "namespace selector"; absent means not served. */
+  readonly usage = new Map<string, PodUsage>();
+  async podUsage(namespace: string, selector: string): Promise<PodUsage | undefined> {
+    this.check("list", "pods.metrics.k8s.io", namespace);
+    return this.usage.get(`${namespace} ${selector}`);
   }
   async listPlatformBackups(namespace: string): Promise<ScalePlatformBackup[]> {
     this.check("list", "scaleplatformbackups", namespace);

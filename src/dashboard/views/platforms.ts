@@ -1,9 +1,11 @@
 import { PLAN_TABLE, type PlatformPlan, planBudget } from "../../api/plans.ts";
 import { PLATFORM_STEPS, type ScalePlatform } from "../../api/v1alpha1/scaleplatform.ts";
+import type { PodUsage } from "../kube.ts";
 import type { Session } from "../sessions.ts";
 import { html, type VNode } from "./html.ts";
 import { Csrf, PLATFORMS_PATH } from "./layout.ts";
 import { Upgrade, Webhooks } from "./platform-manage.ts";
+import { ConfigurationGroups, HealthAndUsage } from "./platform-status.ts";
 import { Badge } from "./tasks-list.ts";
 
 /** Plans offered on the deploy page (Custom needs explicit resources: kubectl for now). */
@@ -194,6 +196,8 @@ export function ProgressPage(p: {
   session: Session;
   can: { patch: boolean; readSecrets: boolean };
   revealed?: Record<string, string>;
+  /** Usage from the metrics API; undefined when not served, null when the viewer may not read it. */
+  usage?: PodUsage | null;
   flash?: string;
   /** The API server's refusal of the last change, shown at the top. */
   problem?: string;
@@ -222,6 +226,7 @@ export function ProgressPage(p: {
       ${u.admin && html`<li>Admin: <a href=${u.admin}>${u.admin}</a></li>`}
       ${u.api && html`<li>API: <a href=${u.api}>${u.api}</a></li>`}</ul></section>`
     }
+    <${HealthAndUsage} platform=${x} usage=${p.usage} />
     <section class="panel" aria-labelledby="h-plan"><h2 id="h-plan">Plan: ${x.spec.plan}</h2>
       ${p.can.patch ? html`<${Upgrade} platform=${x} session=${p.session} />` : null}</section>
     <section class="panel" aria-labelledby="h-webhooks"><h2 id="h-webhooks">Webhooks</h2>
@@ -230,5 +235,6 @@ export function ProgressPage(p: {
       <p>${x.status?.backup?.lastSuccessfulBackup ? html`Last backup finished ${x.status.backup.lastSuccessfulBackup.stopTime}. ` : x.spec.backup ? "No backup yet. " : "Not configured. "}<a href=${`${PLATFORMS_PATH}/${encodeURIComponent(x.metadata.namespace ?? "")}/${encodeURIComponent(x.metadata.name ?? "")}/backups`}>Backups and manual backup</a></p></section>
     <section class="panel" aria-labelledby="h-credentials"><h2 id="h-credentials">Admin credentials</h2>
       <${Credentials} platform=${x} session=${p.session} canReveal=${p.can.readSecrets} revealed=${p.revealed} /></section>
+    <${ConfigurationGroups} platform=${x} />
     <${Summary} name=${x.metadata.name ?? ""} plan=${x.spec.plan} prices=${p.prices} currency=${p.currency} estimate=${x.status?.monthlyCostEstimate} />`;
 }

@@ -41,6 +41,7 @@ metadata: {name: deployer, namespace: ${ns.name}}
 rules:
   - {apiGroups: [cronscale.io], resources: [scaleplatforms], verbs: [get, list, watch, create, patch]}
   - {apiGroups: [""], resources: [secrets], verbs: [get]}
+  - {apiGroups: [metrics.k8s.io], resources: [pods], verbs: [list]}
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
@@ -53,6 +54,7 @@ subjects: [{kind: ServiceAccount, name: deployer, namespace: ${ns.name}}]
     ["create", "scaleplatforms.cronscale.io"],
     ["patch", "scaleplatforms.cronscale.io"],
     ["get", "secrets"],
+    ["list", "pods.metrics.k8s.io"],
   ]);
   token = (
     await kubectl(["create", "token", "deployer", "--duration=1h"], { namespace: ns.name })
@@ -153,7 +155,21 @@ describe("platform pages in Chromium against the API server", () => {
         "--subresource=status",
         "--type=merge",
         "-p",
-        '{"status":{"credentialsSecretName":"shop-credentials"}}',
+        JSON.stringify({
+          status: {
+            credentialsSecretName: "shop-credentials",
+            uptimePercent: 99.9,
+            healthCheck: { status: "Healthy", lastTransitionTime: "2026-11-23T10:00:00Z" },
+            resources: {
+              cpu: "8",
+              memory: "16Gi",
+              storage: "250Gi",
+              appReplicas: 1,
+              minReplicas: 1,
+              maxReplicas: 4,
+            },
+          },
+        }),
       ],
       {
         namespace: ns.name,
@@ -161,6 +177,11 @@ describe("platform pages in Chromium against the API server", () => {
     );
     await page.reload();
     expect(await page.content()).not.toContain("pw-from-secret");
+    // System values as the operator reports them; usage from the metrics API when served.
+    expect(await page.locator("#platform-health").textContent()).toContain("99.90 %");
+    expect(await page.locator("#platform-usage").textContent()).toMatch(
+      /1 running \(autoscaling 1–4\)[\s\S]*(vCPU over|serves no metrics API)/,
+    );
     await page.getByRole("button", { name: "Reveal credentials" }).click();
     await expect.poll(() => page.getByLabel("Admin password").textContent()).toBe("pw-from-secret");
     // Upgrade Now and Add Webhook, as merge patches the CRD's own rules judge.
