@@ -21,7 +21,7 @@ a{color:var(--accent)}:focus-visible{outline:3px solid var(--focus);outline-offs
 .top nav a{margin-right:1rem}.top nav a[aria-current=page]{font-weight:600}
 .top nav a{white-space:nowrap}button.link{white-space:nowrap}.steps{list-style:none;padding:0}.steps li{margin:.4rem 0}
 .plan-choice{display:flex;align-items:center;gap:.25rem;margin:0}.user{margin-left:auto;display:flex;gap:.75rem;align-items:center}.who{color:var(--muted);overflow-wrap:anywhere}
-main{max-width:72rem;margin:0 auto;padding:1.25rem}main:focus{outline:none}
+main{max-width:72rem;margin:0 auto;padding:1.25rem;overflow-wrap:break-word}main:focus{outline:none}
 h1{font-size:1.5rem;margin:.25rem 0 1rem}h2{font-size:1.15rem;margin:.25rem 0}
 .bar{display:flex;flex-wrap:wrap;gap:.75rem;align-items:end;margin-bottom:1rem}
 .bar .grow{flex:1 1 16rem}

@@ -15,7 +15,7 @@ import {
 } from "../../support/browser.ts";
 import { kubeConfig, kubectl, useNamespace, waitFor } from "../../support/cluster.ts";
 import { installCrds, localTaskConfig, startOperator, type TestOperator } from "../scheduledtask/operator.ts";
-import { waitForRbac } from "./helpers.ts";
+import { phoneOverflow, waitForRbac } from "./helpers.ts";
 
 // The dashboard in this process against the real API server, driven by Debian's Chromium:
 // viewers sign in with ServiceAccount tokens and every action runs as them, so what they see
@@ -117,6 +117,7 @@ async function signIn(
 async function checkPage(page: Page, name: string): Promise<void> {
   expect(await seriousA11yViolations(page), `axe on ${name}`).toEqual([]);
   await screenshots(page, name);
+  expect(await phoneOverflow(page), `sideways scroll on ${name} at 390 px`).toBe(0);
   expect(await page.content()).not.toContain(tokens.editor);
 }
 
