@@ -25,18 +25,35 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: Ctx): void {
   registerTaskFormRoutes(app, ctx);
   registerRenameRoutes(app, ctx);
 
-  // Search as you type asks for the same namespace's list on every keystroke: keep the viewer's
-  // last list for a few seconds, so a burst of keystrokes costs one list call and filtering
-  // stays in memory. Full page loads and every change always read afresh.
-  const LIST_TTL_MS = 5_000;
-  async function tasksFor(s: Session, ns: string, fresh: boolean): Promise<ScheduledTask[]> {
-    s.access ??= new Map();
-    const key = `tasks/${ns}`;
-    const hit = s.access.get(key);
-    if (!fresh && hit && Date.now() - hit.at < LIST_TTL_MS) return hit.value as ScheduledTask[];
+  // Search as you type asks for the same namespace's list on every keystroke: a keystroke
+  // filters the viewer's last list in memory and never waits for the API server while that list
+  // is under a minute old; one older than 5 s is re-read in the background (one read at a time
+  // per viewer and namespace), so the next keystrokes see changes. Full page loads and every
+  // change always read afresh.
+  const LIST_FRESH_MS = 5_000;
+  const LIST_MAX_MS = 60_000;
+  const refreshing = new WeakMap<Session, Set<string>>();
+  async function load(s: Session, ns: string): Promise<ScheduledTask[]> {
     const tasks = await viewer(s).listTasks(ns);
-    s.access.set(key, { at: Date.now(), value: tasks });
+    s.access ??= new Map();
+    s.access.set(`tasks/${ns}`, { at: Date.now(), value: tasks });
     return tasks;
+  }
+  async function tasksFor(s: Session, ns: string, fresh: boolean): Promise<ScheduledTask[]> {
+    const hit = s.access?.get(`tasks/${ns}`);
+    const age = hit ? Date.now() - hit.at : Number.POSITIVE_INFINITY;
+    if (fresh || !hit || age >= LIST_MAX_MS) return load(s, ns);
+    if (age >= LIST_FRESH_MS) {
+      const busy = refreshing.get(s) ?? new Set<string>();
+      refreshing.set(s, busy);
+      if (!busy.has(ns)) {
+        busy.add(ns);
+        load(s, ns)
+          .catch(() => s.access?.delete(`tasks/${ns}`))
+          .finally(() => busy.delete(ns));
+      }
+    }
+    return hit.value as ScheduledTask[];
   }
 
   function takeFlash(s: Session): string | undefined {
