@@ -1,4 +1,3 @@
-import { rmSync } from "node:fs";
 import type { FastifyInstance } from "fastify";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -6,7 +5,6 @@ import { KubeViewerApi } from "../../../src/dashboard/kube.ts";
 import { createDashboard } from "../../../src/dashboard/server.ts";
 import { silentLogger } from "../../../src/log.ts";
 import {
-  ARTIFACTS,
   launchChromium,
   newContext,
   screenshots,
@@ -89,7 +87,6 @@ beforeAll(async () => {
   });
   // localhost: a secure context, where Chromium keeps the Secure session cookie over plain HTTP.
   base = (await app.listen({ host: "127.0.0.1", port: 0 })).replace("127.0.0.1", "localhost");
-  rmSync(ARTIFACTS, { recursive: true, force: true });
   chromium = await launchChromium();
   browser = chromium.browser;
 }, 600_000);
