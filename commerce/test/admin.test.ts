@@ -1,0 +1,225 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  ADMIN_ENV,
+  AdminClient,
+  NEW_PASSWORD,
+  recoveryCodesOf,
+  secretOf,
+  totpCode,
+} from "./support/admin.ts";
+import { body, productBody, type Service, startService } from "./support/harness.ts";
+
+// The admin interface over HTTP, as a browser without JavaScript: sign-in with the initial
+// credentials, forced password change, TOTP enrolment, second factor, CSRF, allow-list, rate
+// limit, and managing the shop through the pages.
+
+let svc: Service;
+let a: AdminClient;
+let secret = "";
+let recovery: string[] = [];
+
+beforeAll(async () => {
+  svc = await startService(ADMIN_ENV);
+  a = new AdminClient(svc.url);
+});
+afterAll(async () => svc?.close());
+
+describe("admin sign-in", () => {
+  it("sends a visitor to the sign-in page, with strict security headers", async () => {
+    const r = await a.get("/admin/");
+    expect(r.status).toBe(303);
+    expect(r.location).toBe("/admin/login");
+    const login = await a.get("/admin/login");
+    expect(login.status).toBe(200);
+    const csp = login.headers.get("content-security-policy") ?? "";
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).not.toContain("script-src");
+    expect(login.headers.get("cache-control")).toBe("no-store");
+  });
+
+  it("refuses a form posted without its CSRF token", async () => {
+    const r = await a.post(
+      "/admin/login",
+      { username: "owner", password: ADMIN_ENV.ADMIN_PASSWORD },
+      { csrf: false },
+    );
+    expect(r.status).toBe(403);
+    expect(a.jar.has("__Host-admin_session")).toBe(false);
+  });
+
+  it("refuses a wrong password", async () => {
+    await a.get("/admin/login");
+    const r = await a.post("/admin/login", { username: "owner", password: "wrong" });
+    expect(r.status).toBe(401);
+    expect(r.html).toContain("Wrong username or password");
+  });
+
+  it("forces a password change, then TOTP enrolment, and shows recovery codes once", async () => {
+    await a.get("/admin/login");
+    const r = await a.post("/admin/login", { username: "owner", password: ADMIN_ENV.ADMIN_PASSWORD });
+    expect(r.status).toBe(303);
+    expect(r.location).toBe("/admin/setup");
+    const setCookie = r.headers.getSetCookie().find((c) => c.startsWith("__Host-admin_session="));
+    expect(setCookie).toMatch(/HttpOnly/i);
+    expect(setCookie).toMatch(/Secure/i);
+    expect(setCookie).toMatch(/SameSite=Strict/i);
+    // Nothing else is reachable before the setup is done.
+    expect((await a.get("/admin/products")).location).toBe("/admin/setup");
+
+    const pw = await a.get("/admin/setup");
+    expect(pw.html).toContain("Choose a new password");
+    expect((await a.post("/admin/setup/password", { password: "short", confirm: "short" })).status).toBe(422);
+    const same = ADMIN_ENV.ADMIN_PASSWORD;
+    expect((await a.post("/admin/setup/password", { password: same, confirm: same })).status).toBe(422);
+    const ok = await a.post("/admin/setup/password", { password: NEW_PASSWORD, confirm: NEW_PASSWORD });
+    expect(ok.location).toBe("/admin/setup");
+
+    const enrol = await a.get("/admin/setup");
+    secret = secretOf(enrol.html);
+    expect(secret).toMatch(/^[A-Z2-7]{32}$/);
+    expect(enrol.html).toContain('src="data:image/svg+xml;base64,');
+    expect((await a.post("/admin/setup/totp", { code: "000000" })).status).toBe(422);
+    const done = await a.post("/admin/setup/totp", { code: totpCode(secret) });
+    expect(done.status).toBe(200);
+    recovery = recoveryCodesOf(done.html);
+    expect(recovery).toHaveLength(10);
+    expect(new Set(recovery).size).toBe(10);
+    expect((await a.get("/admin/")).status).toBe(200);
+    // Shown once: the page does not come back.
+    expect((await a.get("/admin/setup")).location).toBe("/admin/");
+  });
+
+  it("signs out, then needs the password and a second factor; codes are single use", async () => {
+    expect((await a.post("/admin/logout", {})).location).toBe("/admin/login");
+    expect((await a.get("/admin/")).location).toBe("/admin/login");
+    await a.get("/admin/login");
+    const r = await a.post("/admin/login", { username: "owner", password: NEW_PASSWORD });
+    expect(r.location).toBe("/admin/login/verify");
+    expect((await a.get("/admin/")).location).toBe("/admin/login/verify");
+    await a.get("/admin/login/verify");
+    expect((await a.post("/admin/login/verify", { code: "123456" })).status).toBe(401);
+    const used = await a.post("/admin/login/verify", { code: recovery[0]! });
+    expect(used.location).toBe("/admin/");
+    expect((await a.get("/admin/")).status).toBe(200);
+
+    await a.post("/admin/logout", {});
+    await a.get("/admin/login");
+    await a.post("/admin/login", { username: "owner", password: NEW_PASSWORD });
+    await a.get("/admin/login/verify");
+    expect((await a.post("/admin/login/verify", { code: recovery[0]! })).status).toBe(401);
+    // The code of the next period (within the allowed drift), computed here.
+    expect((await a.post("/admin/login/verify", { code: totpCode(secret, 1) })).location).toBe("/admin/");
+  });
+
+  it("rate-limits failed sign-ins per client address", async () => {
+    const b = new AdminClient(svc.url);
+    b.headers = { "x-forwarded-for": "203.0.113.7" };
+    await b.get("/admin/login");
+    for (let i = 0; i < 10; i++)
+      expect((await b.post("/admin/login", { username: "owner", password: `x${i}` })).status).toBe(401);
+    const r = await b.post("/admin/login", { username: "owner", password: NEW_PASSWORD });
+    expect(r.status).toBe(429);
+    // Another address is not affected.
+    const c = new AdminClient(svc.url);
+    c.headers = { "x-forwarded-for": "203.0.113.8" };
+    await c.get("/admin/login");
+    expect((await c.post("/admin/login", { username: "owner", password: NEW_PASSWORD })).location).toBe(
+      "/admin/login/verify",
+    );
+  });
+});
+
+describe("admin allow-list", () => {
+  it("refuses clients outside COMMERCE_ADMIN_ALLOWED_CIDRS before anything else", async () => {
+    const s = await startService({ ...ADMIN_ENV, COMMERCE_ADMIN_ALLOWED_CIDRS: "10.0.0.0/8, 2001:db8::/32" });
+    try {
+      const out = await fetch(`${s.url}/admin/login`, { headers: { "x-forwarded-for": "198.51.100.4" } });
+      expect(out.status).toBe(403);
+      const local = await fetch(`${s.url}/admin/login`);
+      expect(local.status).toBe(403);
+      const inside = await fetch(`${s.url}/admin/login`, { headers: { "x-forwarded-for": "10.1.2.3" } });
+      expect(inside.status).toBe(200);
+      // The API is not behind the admin's list.
+      expect((await s.call("/api/v1/products")).status).toBe(200);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe("admin pages", () => {
+  it("creates an API key that then works on /api/v1/products", async () => {
+    const page = await a.get("/admin/credentials");
+    expect(page.status).toBe(200);
+    const r = await a.post("/admin/credentials/api-keys", { name: "reporting", scopes: ["products:read"] });
+    expect(r.status).toBe(201);
+    const key = /data-secret[^>]*>(csk_[A-Za-z0-9]+)</.exec(r.html)?.[1];
+    expect(key).toBeTruthy();
+    expect((await svc.call("/api/v1/products", { key })).status).toBe(200);
+    expect((await svc.call("/api/v1/orders", { key })).status).toBe(403);
+    // Shown once: the list shows the prefix only.
+    expect((await a.get("/admin/credentials")).html).not.toContain(key);
+    const id = /action="\/admin\/credentials\/api-keys\/([^/]+)\/revoke"/.exec(
+      (await a.get("/admin/credentials")).html,
+    )?.[1];
+    expect((await a.post(`/admin/credentials/api-keys/${id}/revoke`, {})).status).toBe(303);
+    expect((await svc.call("/api/v1/products", { key })).status).toBe(401);
+  });
+
+  it("creates, finds and restocks a product", async () => {
+    await a.get("/admin/products");
+    const r = await a.post("/admin/products", {
+      title: "Blue Mug",
+      sku: "MUG-BLUE",
+      price: "12.50",
+      stock: "3",
+      lowStockThreshold: "5",
+      status: "active",
+    });
+    expect(r.status).toBe(303);
+    const id = /\/admin\/products\/([^?]+)/.exec(r.location ?? "")?.[1];
+    const api = await body(await svc.call(`/api/v1/products/${id}`));
+    expect(api.variants[0]).toMatchObject({ sku: "MUG-BLUE", priceMinor: 1250 });
+    expect((await a.get("/admin/products?q=blue")).html).toContain("Blue Mug");
+    expect((await a.get("/admin/products?q=nothing-like-it")).html).not.toContain("Blue Mug");
+    expect((await a.get("/admin/")).html).toContain("MUG-BLUE"); // low stock
+    const detail = await a.get(`/admin/products/${id}`);
+    expect(detail.status).toBe(200);
+    const adj = await a.post(`/admin/products/${id}/stock`, {
+      variantId: api.variants[0].id,
+      delta: "7",
+      reason: "delivery",
+    });
+    expect(adj.status).toBe(303);
+    const level = await body(await svc.call(`/api/v1/inventory/${api.variants[0].id}`));
+    expect(level.available).toBe(10);
+  });
+
+  it("changes an order's status and refunds it", async () => {
+    await svc.call("/api/v1/products", { method: "POST", json: productBody("Tea", ["TEA-1"], 800) });
+    const order = await body(
+      await svc.call("/api/v1/orders", { method: "POST", json: { lines: [{ sku: "TEA-1", quantity: 2 }] } }),
+    );
+    expect((await a.get("/admin/orders")).html).toContain(order.id);
+    const page = await a.get(`/admin/orders/${order.id}`);
+    expect(page.html).toContain('value="paid"');
+    expect(
+      (await a.post(`/admin/orders/${order.id}/status`, { to: "paid", note: "bank transfer" })).status,
+    ).toBe(303);
+    expect((await body(await svc.call(`/api/v1/orders/${order.id}`))).status).toBe("paid");
+    expect((await a.post(`/admin/orders/${order.id}/status`, { to: "refunded" })).status).toBe(303);
+    expect((await body(await svc.call(`/api/v1/orders/${order.id}`))).status).toBe("refunded");
+    // A change the order does not allow is refused with the API's reason.
+    expect((await a.post(`/admin/orders/${order.id}/status`, { to: "shipped" })).status).toBe(422);
+    expect((await a.get("/admin/")).status).toBe(200);
+  });
+
+  it("shows customers, webhooks and read-only settings", async () => {
+    await svc.call("/api/v1/customers", { method: "POST", json: { email: "ada@example.com", name: "Ada" } });
+    expect((await a.get("/admin/customers?q=ada")).html).toContain("ada@example.com");
+    expect((await a.get("/admin/webhooks")).status).toBe(200);
+    const settings = await a.get("/admin/settings");
+    expect(settings.html).toContain("GitOps");
+    expect(settings.html).toContain("Test Shop");
+  });
+});
