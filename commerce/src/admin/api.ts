@@ -30,6 +30,9 @@ export class AdminApi {
       method,
       url: `/api/v1${path}`,
       headers: {
+        // A name no Ingress host can have (.invalid is reserved): the API's host check lets
+        // requests to unknown names through, as for probes.
+        host: "admin.internal.invalid",
         authorization: `Bearer ${this.credential}`,
         "x-internal-request": this.internalToken,
         ...(body ? { "content-type": "application/json" } : {}),

@@ -112,9 +112,9 @@ export async function adminRoutes(app: FastifyInstance, deps: AdminDeps): Promis
       .send(STYLESHEET.body);
   });
   if (config.hosts.admin) {
-    app.get("/", { constraints: { host: config.hosts.admin } }, async (_req, reply) =>
-      reply.redirect("/admin/", 302),
-    );
+    // The admin host's root (any port) leads to the admin; `/` of the other hosts is the store's.
+    const host = new RegExp(`^${config.hosts.admin.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(:\\d+)?$`, "i");
+    app.get("/", { constraints: { host } }, async (_req, reply) => reply.redirect("/admin/", 302));
   }
   app.get("/admin", async (_req, reply) => reply.redirect("/admin/", 302));
   authRoutes(app, c);
