@@ -85,7 +85,7 @@ afterAll(async () => {
   await rx?.close();
 });
 
-describe("the admin in Chromium", { timeout: 60_000 }, () => {
+describe("the admin in Chromium", { timeout: 120_000 }, () => {
   it("signs in with the initial credentials, changes the password and enrols TOTP", async () => {
     await page.goto(`${adminUrl}/`);
     await expect.poll(() => page.url()).toBe(`${adminUrl}/admin/login`);

@@ -45,8 +45,12 @@ td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 .error{border-left:4px solid var(--bad)}.notice{border-left:4px solid var(--accent)}.ok{border-left:4px solid var(--ok)}
 fieldset{min-width:0;border:1px solid var(--line);border-radius:8px;margin:0 0 1rem;padding:1rem}legend{font-weight:700;padding:0 .25rem}
 .checks{display:grid;grid-template-columns:repeat(auto-fill,minmax(11rem,1fr));gap:.25rem}.checks label{font-weight:400;display:flex;align-items:center}
-input[type=checkbox]{width:1.25rem;height:1.25rem;min-height:0;margin:0 .5rem 0 0}
-.chart svg{width:100%;height:auto;display:block}.chart .bar-rect{fill:var(--accent)}.chart .axis{stroke:var(--line)}.chart text{fill:var(--muted);font-size:11px}
+input[type=checkbox],input[type=radio]{width:1.25rem;height:1.25rem;min-height:0;margin:0 .5rem 0 0;flex:none}
+.choices label{display:flex;align-items:center;font-weight:400;margin:.25rem 0}
+.chart svg{width:100%;height:auto;min-height:9rem;display:block}.chart .bar-rect{fill:var(--accent)}.chart .axis{stroke:var(--line)}
+.chart .orders-line{fill:none;stroke:#bc4c00;stroke-width:2}.chart .orders-dot{fill:#bc4c00}
+.axis-labels,.legend{display:flex;justify-content:space-between;flex-wrap:wrap;gap:.5rem;color:var(--muted);font-size:.9rem}
+.legend{justify-content:flex-start;gap:1rem}.swatch{display:inline-block;width:.9rem;height:.9rem;margin-right:.3rem;vertical-align:-.1rem;background:var(--accent)}.swatch.orders{background:#bc4c00}
 .qr{width:14rem;max-width:100%;height:auto;background:#fff;padding:.5rem;border:1px solid var(--line)}
 ol.codes{columns:2;font-family:ui-monospace,monospace}
 details summary{cursor:pointer;font-weight:600}

@@ -67,7 +67,8 @@ export function EnrolPage(props: {
     <section class="panel">
       <p>Scan this code with an authenticator app (TOTP), then enter the six digits it shows.</p>
       <img class="qr" src=${qr} alt="QR code of the authenticator setup key (the same key is written below)" width="224" height="224" />
-      <p>Or enter the key by hand: <code class="secret" data-totp-secret=${secret}>${grouped}</code></p>
+      <p id="key-label">Or enter this key by hand:</p>
+      <p class="secret" data-totp-secret=${secret}>${grouped}</p>
     </section>
     <form method="post" action="/admin/setup/totp" class="panel">
       <${Csrf} ctx=${ctx} />

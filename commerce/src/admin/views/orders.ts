@@ -88,7 +88,7 @@ export function OrderPage(p: {
           p.next.length
             ? html`<form method="post" action=${`/admin/orders/${o.id}/status`}>
                 <${Csrf} ctx=${p.ctx} />
-                <fieldset><legend>New status</legend>
+                <fieldset class="choices"><legend>New status</legend>
                   ${p.next.map((s, i) => html`<label><input type="radio" name="to" value=${s} checked=${i === 0} required /> ${s === "refunded" ? "refunded (refund the payment)" : s}</label>`)}
                 </fieldset>
                 ${p.next.includes("shipped") && html`<div class="field"><label for="tracking">Tracking number (when shipping)</label><input id="tracking" name="trackingNumber" maxlength="100" /></div>`}

@@ -23,26 +23,40 @@ export interface LowStock {
 }
 
 const W = 720;
-const H = 220;
-const PAD = { l: 8, r: 8, t: 12, b: 28 };
+const H = 200;
+const TOP = 8;
+const BOTTOM = 4;
 
+/**
+ * Revenue per day as bars and orders per day as a line (each on its own scale, maxima named in
+ * the legend). Labels are HTML around the SVG, so they keep their size when the chart shrinks.
+ */
 function Chart({ a }: { a: Analytics }): VNode {
-  const max = Math.max(1, ...a.byDay.map((d) => d.revenueMinor));
-  const n = Math.max(1, a.byDay.length);
-  const slot = (W - PAD.l - PAD.r) / n;
-  const bh = H - PAD.t - PAD.b;
-  return html`<svg viewBox=${`0 0 ${W} ${H}`} role="img" aria-labelledby="chart-title chart-desc">
-    <title id="chart-title">Revenue by day</title>
-    <desc id="chart-desc">Bars of revenue per day from ${a.from} to ${a.to}; highest day ${money(max, a.currency)}. The same numbers are in the table below.</desc>
-    <line class="axis" x1=${PAD.l} x2=${W - PAD.r} y1=${H - PAD.b} y2=${H - PAD.b} />
-    ${a.byDay.map((d, i) => {
-      const h = Math.round((d.revenueMinor / max) * bh);
-      return html`<rect class="bar-rect" x=${(PAD.l + i * slot + slot * 0.15).toFixed(1)} y=${H - PAD.b - h}
-        width=${(slot * 0.7).toFixed(1)} height=${h}><title>${d.date}: ${money(d.revenueMinor, a.currency)}, ${d.orders} orders</title></rect>`;
-    })}
-    <text x=${PAD.l} y=${H - 8}>${a.from}</text>
-    <text x=${W - PAD.r} y=${H - 8} text-anchor="end">${a.to}</text>
-  </svg>`;
+  const maxRev = Math.max(1, ...a.byDay.map((d) => d.revenueMinor));
+  const maxOrders = Math.max(1, ...a.byDay.map((d) => d.orders));
+  const slot = W / Math.max(1, a.byDay.length);
+  const inner = H - TOP - BOTTOM;
+  const y = (v: number, max: number) => H - BOTTOM - Math.round((v / max) * inner);
+  const cx = (i: number) => (i * slot + slot / 2).toFixed(1);
+  const points = a.byDay.map((d, i) => `${cx(i)},${y(d.orders, maxOrders)}`).join(" ");
+  return html`<div>
+    <p class="legend" aria-hidden="true">
+      <span><span class="swatch"></span>Revenue (highest ${money(maxRev, a.currency)})</span>
+      <span><span class="swatch orders"></span>Orders (highest ${maxOrders})</span>
+    </p>
+    <svg viewBox=${`0 0 ${W} ${H}`} preserveAspectRatio="none" role="img" aria-labelledby="chart-title chart-desc">
+      <title id="chart-title">Revenue and orders by day</title>
+      <desc id="chart-desc">From ${a.from} to ${a.to}: bars of revenue (highest day ${money(maxRev, a.currency)}) and a line of orders (highest day ${maxOrders}). The same numbers are in the table below.</desc>
+      <line class="axis" x1="0" x2=${W} y1=${H - BOTTOM} y2=${H - BOTTOM} />
+      ${a.byDay.map((d, i) => {
+        const top = y(d.revenueMinor, maxRev);
+        return html`<rect class="bar-rect" x=${(i * slot + slot * 0.15).toFixed(1)} y=${top} width=${(slot * 0.7).toFixed(1)}
+          height=${H - BOTTOM - top}><title>${d.date}: ${money(d.revenueMinor, a.currency)}, ${d.orders} orders</title></rect>`;
+      })}
+      <polyline class="orders-line" points=${points} vector-effect="non-scaling-stroke" />
+    </svg>
+    <p class="axis-labels" aria-hidden="true"><span>${a.from}</span><span>${a.to}</span></p>
+  </div>`;
 }
 
 export function OverviewPage({ ctx, a, low }: { ctx: PageCtx; a: Analytics; low: LowStock[] }): VNode {
