@@ -1,3 +1,4 @@
+import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   ADMIN_ENV,
@@ -221,5 +222,62 @@ describe("admin pages", () => {
     const settings = await a.get("/admin/settings");
     expect(settings.html).toContain("GitOps");
     expect(settings.html).toContain("Test Shop");
+  });
+
+  it("creates and revokes an OAuth client whose secret works once shown", async () => {
+    await a.get("/admin/credentials");
+    const r = await a.post("/admin/credentials/oauth-clients", { name: "erp", scopes: ["orders:read"] });
+    expect(r.status).toBe(201);
+    const secret = /data-secret[^>]*>([A-Za-z0-9]+)</.exec(r.html)?.[1] ?? "";
+    const clientId = /Client ID: <code>(cli_[A-Za-z0-9]+)</.exec(r.html)?.[1] ?? "";
+    const token = await fetch(`${svc.url}/oauth/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({
+        grant_type: "client_credentials",
+        client_id: clientId,
+        client_secret: secret,
+      }),
+    });
+    expect(token.status).toBe(200);
+    expect((await a.post("/admin/credentials/oauth-clients", { name: "no scopes" })).html).toContain(
+      "Choose at least one scope",
+    );
+  });
+});
+
+describe("admin sessions and stored secrets", () => {
+  it("keeps only hashes, ends idle sessions and issues a new id at each sign-in step", async () => {
+    const users = await sql<{ passwordHash: string }>`select password_hash from admin_users`.execute(svc.db);
+    expect(users.rows[0]?.passwordHash).toMatch(/^\$argon2id\$/);
+    const codes = await sql<{ hash: string }>`select hash from admin_recovery_codes`.execute(svc.db);
+    expect(codes.rows).toHaveLength(10);
+    expect(codes.rows.map((c) => c.hash).join()).not.toContain(recovery[1]!.replace(/-/g, ""));
+
+    const b = new AdminClient(svc.url);
+    await b.get("/admin/login");
+    await b.post("/admin/login", { username: "owner", password: NEW_PASSWORD });
+    const first = b.jar.get("__Host-admin_session");
+    await b.get("/admin/login/verify");
+    await b.post("/admin/login/verify", { code: recovery[2]! });
+    const second = b.jar.get("__Host-admin_session");
+    expect(second).toBeTruthy();
+    expect(second).not.toBe(first);
+    expect((await b.get("/admin/")).status).toBe(200);
+    const stored = await sql<{ idHash: string }>`select id_hash from admin_sessions`.execute(svc.db);
+    expect(stored.rows.map((r) => r.idHash)).not.toContain(second);
+    // 31 minutes without a request: the session is over.
+    await sql`update admin_sessions set last_seen_at = now() - interval '31 minutes'`.execute(svc.db);
+    expect((await b.get("/admin/")).location).toBe("/admin/login");
+  });
+
+  it("searches product titles through the trigram index", async () => {
+    const plan = await svc.db.connection().execute(async (c) => {
+      await sql`set enable_seqscan = off`.execute(c);
+      return sql<{ "QUERY PLAN": string }>`explain select id from products where title ilike '%mug%'`.execute(
+        c,
+      );
+    });
+    expect(plan.rows.map((r) => r["QUERY PLAN"]).join("\n")).toContain("products_title_trgm");
   });
 });
