@@ -45,6 +45,7 @@ describe("admin sign-in", () => {
       { csrf: false },
     );
     expect(r.status).toBe(403);
+    expect(r.html).toContain("did not come from this site");
     expect(a.jar.has("__Host-admin_session")).toBe(false);
   });
 
@@ -152,6 +153,14 @@ describe("admin pages", () => {
   it("creates an API key that then works on /api/v1/products", async () => {
     const page = await a.get("/admin/credentials");
     expect(page.status).toBe(200);
+    // Signed in, a form without its token (a cross-site post) still changes nothing.
+    const forged = await a.post(
+      "/admin/credentials/api-keys",
+      { name: "forged", scopes: ["*"] },
+      { csrf: false },
+    );
+    expect(forged.status).toBe(403);
+    expect((await body(await svc.call("/api/v1/api-keys"))).data).toEqual([]);
     const r = await a.post("/admin/credentials/api-keys", { name: "reporting", scopes: ["products:read"] });
     expect(r.status).toBe(201);
     const key = /data-secret[^>]*>(csk_[A-Za-z0-9]+)</.exec(r.html)?.[1];

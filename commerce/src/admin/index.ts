@@ -86,10 +86,14 @@ export async function adminRoutes(app: FastifyInstance, deps: AdminDeps): Promis
     reply.header("referrer-policy", "no-referrer");
     if (!req.url.startsWith("/admin/assets/")) reply.header("cache-control", "no-store");
   });
-  app.addHook("preHandler", async (req, reply) => {
+  app.addHook("preHandler", async (req) => {
     req.adminSession = await sessions.get(req.cookies[SESSION_COOKIE]);
-    if (req.method === "POST")
-      await new Promise<void>((resolve) => app.csrfProtection(req, reply, () => resolve()));
+  });
+  // A refused token is answered by the plugin (403, through the error handler below) and `done`
+  // is then never called: a callback-style hook, so no promise is left pending.
+  app.addHook("preHandler", (req, reply, done) => {
+    if (req.method === "POST") app.csrfProtection(req, reply, done);
+    else done();
   });
   app.setErrorHandler(async (err: FastifyError, req, reply) => {
     const status = err instanceof ApiError ? err.status : (err.statusCode ?? 500);
