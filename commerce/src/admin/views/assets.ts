@@ -26,7 +26,7 @@ button.secondary,.button.secondary{background:var(--card);color:var(--fg);border
 button.danger{background:var(--bad);border-color:var(--bad);color:#fff}
 button.link{background:none;border:none;color:var(--accent);padding:0;min-height:0;font-weight:400;text-decoration:underline}
 .panel{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:1rem;margin-bottom:1rem;min-width:0}
-.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,19rem),1fr));gap:1rem}
+.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,19rem),1fr));gap:1rem;margin-bottom:1rem}.grid>.panel{margin:0}
 .kpis{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,10rem),1fr));gap:1rem;margin-bottom:1rem}
 .kpi{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:.75rem 1rem}.kpi b{display:block;font-size:1.4rem}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.25rem .75rem;margin:0}
@@ -54,6 +54,8 @@ input[type=checkbox],input[type=radio]{width:1.25rem;height:1.25rem;min-height:0
 .qr{width:14rem;max-width:100%;height:auto;background:#fff;padding:.5rem;border:1px solid var(--line)}
 ol.codes{columns:2;font-family:ui-monospace,monospace}
 details summary{cursor:pointer;font-weight:600}
+ul.plain{list-style:none;padding:0;margin:0}ul.plain>li+li{border-top:1px solid var(--line);margin-top:.5rem;padding-top:.5rem}
+.panel>.hint{margin:0 0 .75rem}
 .pager{display:flex;gap:1rem;margin-top:1rem}
 @media (max-width:40rem){main{padding:.75rem}.top{padding:.5rem .75rem}.user{margin-left:0}
 dl.facts{grid-template-columns:1fr}dl.facts dd{margin-bottom:.35rem}

@@ -174,18 +174,35 @@ export function DeliveryPage({ ctx, d, ok }: { ctx: PageCtx; d: Delivery; ok?: s
   <//>`;
 }
 
+/** A configuration value as nested definition lists (arrays of values joined, of objects listed). */
+function Value({ v }: { v: unknown }): VNode {
+  if (v === null || v === undefined || v === "") return html`<span class="muted">—</span>`;
+  if (Array.isArray(v)) {
+    if (v.every((x) => typeof x !== "object" || x === null)) return html`<span>${v.join(", ")}</span>`;
+    return html`<ul class="plain">${v.map((x) => html`<li><${Value} v=${x} /></li>`)}</ul>`;
+  }
+  if (typeof v === "object") {
+    return html`<dl class="facts">${Object.entries(v as Record<string, unknown>).map(
+      ([k, x]) => html`<dt>${k}</dt><dd><${Value} v=${x} /></dd>`,
+    )}</dl>`;
+  }
+  return html`<span>${String(v)}</span>`;
+}
+
 export function SettingsPage({ ctx, groups }: { ctx: PageCtx; groups: [string, string, unknown][] }): VNode {
   return html`<${Layout} title="Settings" ctx=${ctx}>
     <h1>Settings</h1>
     <p class="panel notice">These settings are managed in the ScalePlatform resource (GitOps): change them in its spec
       and the operator rolls them out. This page only shows them. Secrets (passwords, keys) are never shown.</p>
+    <div class="grid">
     ${groups.map(
       ([
         title,
         source,
         value,
       ]) => html`<section class="panel"><h2>${title}</h2><p class="hint">From <code>${source}</code></p>
-        ${value === undefined ? html`<p class="muted">Not set.</p>` : html`<pre class="secret">${JSON.stringify(value, null, 2)}</pre>`}</section>`,
+        ${value === undefined ? html`<p class="muted">Not set.</p>` : html`<${Value} v=${value} />`}</section>`,
     )}
+    </div>
   <//>`;
 }
