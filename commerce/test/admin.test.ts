@@ -205,6 +205,26 @@ describe("admin pages", () => {
     expect(level.available).toBe(10);
   });
 
+  it("pages through products with the API's cursors", async () => {
+    for (let i = 0; i < 26; i++) {
+      await svc.call("/api/v1/products", {
+        method: "POST",
+        json: productBody(`Zebra ${String(i).padStart(2, "0")}`, [`ZEB-${i}`]),
+      });
+    }
+    const first = await a.get("/admin/products?q=zebra");
+    expect(first.html).toContain("Zebra 00");
+    expect(first.html).not.toContain("Zebra 25");
+    const next = /href="(\/admin\/products\?[^"]*cursor=[^"]+)">Next page/
+      .exec(first.html)?.[1]
+      ?.replace(/&amp;/g, "&");
+    expect(next).toBeTruthy();
+    const second = await a.get(next!);
+    expect(second.html).toContain("Zebra 25");
+    expect(second.html).not.toContain("Zebra 00");
+    expect(second.html).not.toContain("Next page");
+  });
+
   it("changes an order's status and refunds it", async () => {
     await svc.call("/api/v1/products", { method: "POST", json: productBody("Tea", ["TEA-1"], 800) });
     const order = await body(

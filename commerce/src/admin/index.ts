@@ -60,8 +60,10 @@ export async function adminRoutes(app: FastifyInstance, deps: AdminDeps): Promis
     [config.hosts.platform, config.hosts.api].filter((h) => h && h !== config.hosts.admin),
   );
 
-  await app.register(formbody);
-  await app.register(cookie);
+  // Encapsulated here; a parent that already parses forms or cookies (another part of the app
+  // registering them globally) is reused rather than registered twice (which fastify refuses).
+  if (!app.hasContentTypeParser("application/x-www-form-urlencoded")) await app.register(formbody);
+  if (!app.hasReplyDecorator("setCookie")) await app.register(cookie);
   await app.register(csrf, {
     cookieKey: "__Host-admin_csrf",
     cookieOpts: { path: "/", httpOnly: true, secure: true, sameSite: "strict" },

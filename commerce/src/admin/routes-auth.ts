@@ -57,6 +57,7 @@ export function authRoutes(app: FastifyInstance, c: AdminCtx): void {
       return sendPage(reply, LoginPage({ ctx, error: "Wrong username or password." }), 401);
     }
     if (req.adminSession) await c.sessions.destroy(req.adminSession.id);
+    await c.sessions.sweep();
     const enrolled = user.totpSecret !== null && !user.mustChangePassword;
     setCookie(reply, await c.sessions.create(user.id, enrolled ? "mfa" : "setup"));
     return reply.redirect(enrolled ? "/admin/login/verify" : "/admin/setup", 303);

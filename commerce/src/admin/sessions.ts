@@ -102,8 +102,12 @@ export class Sessions {
       .execute();
   }
 
-  /** Drops expired rows (run now and then; expired ones are refused either way). */
+  /** Drops expired sessions and old failed attempts (at start and at each sign-in; expired ones are refused either way). */
   async sweep(): Promise<void> {
+    await this.db
+      .deleteFrom("adminLoginFailures")
+      .where("at", "<", sql<Date>`now() - interval '1 day'`)
+      .execute();
     await this.db
       .deleteFrom("adminSessions")
       .where((eb) =>
