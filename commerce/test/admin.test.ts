@@ -149,6 +149,29 @@ describe("admin allow-list", () => {
   });
 });
 
+describe("admin hosts", () => {
+  it("leads the admin host's root to the admin, and has no admin on the store and API hosts", async () => {
+    const s = await startService({
+      ...ADMIN_ENV,
+      PLATFORM_URL: "https://shop.example.test",
+      ADMIN_URL: "https://admin.example.test",
+      API_URL: "https://api.example.test",
+    });
+    try {
+      const at = (host: string, url: string) => s.app.app.inject({ url, headers: { host } });
+      const root = await at("admin.example.test", "/");
+      expect(root.statusCode).toBe(302);
+      expect(root.headers.location).toBe("/admin/");
+      expect((await at("admin.example.test:443", "/admin/login")).statusCode).toBe(200);
+      expect((await at("shop.example.test", "/admin/login")).statusCode).toBe(404);
+      expect((await at("api.example.test", "/admin/login")).statusCode).toBe(404);
+      expect((await at("shop.example.test", "/")).statusCode).not.toBe(302);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 describe("admin pages", () => {
   it("creates an API key that then works on /api/v1/products", async () => {
     const page = await a.get("/admin/credentials");
