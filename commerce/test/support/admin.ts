@@ -84,3 +84,16 @@ export const secretOf = (html: string) => /data-totp-secret="([A-Z2-7]+)"/.exec(
 /** The recovery codes shown once after enrolment. */
 export const recoveryCodesOf = (html: string) =>
   [...html.matchAll(/<li data-recovery-code[^>]*>([^<]+)</g)].map((m) => m[1]!);
+
+/** A client through the whole first sign-in (password change, TOTP enrolment): signed in. */
+export async function signedInClient(base: string): Promise<AdminClient> {
+  const c = new AdminClient(base);
+  await c.get("/admin/login");
+  await c.post("/admin/login", { username: ADMIN_ENV.ADMIN_USERNAME, password: ADMIN_ENV.ADMIN_PASSWORD });
+  await c.get("/admin/setup");
+  await c.post("/admin/setup/password", { password: NEW_PASSWORD, confirm: NEW_PASSWORD });
+  const secret = secretOf((await c.get("/admin/setup")).html);
+  const done = await c.post("/admin/setup/totp", { code: totpCode(secret) });
+  if (recoveryCodesOf(done.html).length !== 10) throw new Error(`enrolment failed: ${done.status}`);
+  return c;
+}
