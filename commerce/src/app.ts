@@ -8,6 +8,7 @@ import {
 } from "fastify-type-provider-zod";
 import { sql } from "kysely";
 import client from "prom-client";
+import { adminRoutes } from "./admin/index.ts";
 import { Authenticator, requireScope } from "./auth/authenticate.ts";
 import { TokenService } from "./auth/tokens.ts";
 import { ProductCache } from "./cache/products.ts";
@@ -152,5 +153,6 @@ export async function buildApp({ config, db, logger, webhookPollSeconds }: AppDe
     await installGraphql(gql, { db, limiter, internalToken });
   });
   app.get("/api/v1/openapi.json", { onRequest: onApiHost }, async () => app.swagger());
+  await app.register(adminRoutes, { db, config, auth, internalToken });
   return { app, tokens, limiter, outbox, webhooks };
 }

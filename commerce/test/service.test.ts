@@ -80,11 +80,12 @@ describe("migrations", () => {
       "0001_catalog_orders",
       "0002_auth_limits",
       "0003_payments_webhooks",
+      "0005_admin_auth",
     ]);
     const db = replicas[0]!;
     expect(await pendingMigrations(db)).toEqual([]);
     const rows = await sql<{ n: number }>`select count(*)::int as n from kysely_migration`.execute(db);
-    expect(rows.rows[0]?.n).toBe(3);
+    expect(rows.rows[0]?.n).toBe(4);
     await Promise.all(replicas.map((r) => r.destroy()));
   });
 });

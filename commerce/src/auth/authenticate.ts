@@ -3,7 +3,7 @@ import { sql } from "kysely";
 import type { DB } from "../db/database.ts";
 import { Problem } from "../http/problem.ts";
 import { covers } from "./scopes.ts";
-import { sameSecret, sha256 } from "./secrets.ts";
+import { randomToken, sameSecret, sha256 } from "./secrets.ts";
 import type { TokenService } from "./tokens.ts";
 
 // Bearer authentication of the API: the operator's key (env API_KEY, all scopes), issued API keys
@@ -12,7 +12,7 @@ import type { TokenService } from "./tokens.ts";
 export interface Principal {
   /** Stable id of the credential: rate limits and idempotency keys are per credential. */
   id: string;
-  kind: "operator-key" | "api-key" | "oauth-client";
+  kind: "operator-key" | "api-key" | "oauth-client" | "admin";
   scopes: string[];
 }
 
@@ -44,6 +44,8 @@ export class Authenticator {
   private readonly db: DB;
   private readonly tokens: TokenService;
   private readonly operatorKey: string | undefined;
+  /** In-process credentials (never sent over the network): the admin interface's API calls. */
+  private readonly internal = new Map<string, Principal>();
 
   constructor(db: DB, tokens: TokenService, operatorKey: string | undefined) {
     this.db = db;
@@ -51,10 +53,22 @@ export class Authenticator {
     this.operatorKey = operatorKey;
   }
 
+  /**
+   * A random credential with every scope that only this process knows, for requests it makes to
+   * itself (fastify inject): the admin interface calls the API's handlers as principal `id`.
+   */
+  internalCredential(id: string): string {
+    const credential = `csk_internal_${randomToken(40)}`;
+    this.internal.set(sha256(credential), { id, kind: "admin", scopes: ["*"] });
+    return credential;
+  }
+
   async principalOf(header: string | undefined): Promise<Principal> {
     const m = header ? /^Bearer +([\x21-\x7e]+)\s*$/i.exec(header) : null;
     if (!m?.[1]) throw unauthorized("an Authorization: Bearer credential is required");
     const credential = m[1];
+    const internal = this.internal.get(sha256(credential));
+    if (internal) return internal;
     if (credential.split(".").length === 3) {
       try {
         const claims = await this.tokens.verify(credential);

@@ -1,0 +1,208 @@
+import { Pager } from "./catalog.ts";
+import { html, type VNode } from "./html.ts";
+import { Csrf, dateTime, Layout, Message, type PageCtx } from "./layout.ts";
+
+// API keys and OAuth clients (a secret shown once), the webhook delivery log, and settings.
+
+export interface Credential {
+  id: string;
+  name: string;
+  prefix?: string;
+  scopes: string[];
+  createdAt: string;
+  lastUsedAt?: string | null;
+  revokedAt: string | null;
+}
+
+const CredentialTable = ({
+  ctx,
+  kind,
+  rows,
+}: {
+  ctx: PageCtx;
+  kind: "api-keys" | "oauth-clients";
+  rows: Credential[];
+}) =>
+  rows.length
+    ? html`<div class="table-wrap"><table class="stack">
+      <thead><tr><th scope="col">Name</th><th scope="col">${kind === "api-keys" ? "Key" : "Client ID"}</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">State</th></tr></thead>
+      <tbody>${rows.map(
+        (
+          r,
+        ) => html`<tr><td data-label="Name">${r.name}</td><td data-label=${kind === "api-keys" ? "Key" : "Client ID"}><code>${kind === "api-keys" ? `${r.prefix}…` : r.id}</code></td>
+          <td data-label="Scopes">${r.scopes.join(", ")}</td><td data-label="Created">${dateTime(r.createdAt)}</td>
+          <td data-label="State">${
+            r.revokedAt
+              ? html`<span class="badge revoked">revoked</span>`
+              : html`<form method="post" action=${`/admin/credentials/${kind}/${r.id}/revoke`}><${Csrf} ctx=${ctx} />
+                  <button type="submit" class="danger" aria-label=${`Revoke ${r.name}`}>Revoke</button></form>`
+          }</td></tr>`,
+      )}</tbody></table></div>`
+    : html`<p class="muted">None yet.</p>`;
+
+const CreateForm = ({
+  ctx,
+  kind,
+  scopes,
+}: {
+  ctx: PageCtx;
+  kind: "api-keys" | "oauth-clients";
+  scopes: readonly string[];
+}) => html`<form method="post" action=${`/admin/credentials/${kind}`}>
+  <${Csrf} ctx=${ctx} />
+  <div class="field"><label for=${`${kind}-name`}>Name</label><input id=${`${kind}-name`} name="name" required maxlength="200" /></div>
+  <fieldset><legend>Scopes</legend><div class="checks">
+    ${scopes.map((s) => html`<label><input type="checkbox" name="scopes" value=${s} /> ${s}</label>`)}
+  </div></fieldset>
+  <button type="submit">${kind === "api-keys" ? "Create API key" : "Create OAuth client"}</button>
+</form>`;
+
+export function CredentialsPage(p: {
+  ctx: PageCtx;
+  keys: Credential[];
+  clients: Credential[];
+  scopes: readonly string[];
+  secret?: { label: string; value: string; id?: string };
+  error?: string;
+}): VNode {
+  return html`<${Layout} title="API keys" ctx=${p.ctx}>
+    <h1>API keys and OAuth clients</h1>
+    <${Message} kind="error" text=${p.error} />
+    ${
+      p.secret &&
+      html`<section class="panel ok" role="status"><h2>${p.secret.label}</h2>
+        ${p.secret.id && html`<p>Client ID: <code>${p.secret.id}</code></p>`}
+        <p class="secret" data-secret>${p.secret.value}</p>
+        <p><strong>Copy it now: it is shown only once.</strong> Only a hash is kept.</p></section>`
+    }
+    <section class="panel"><h2>API keys</h2><${CredentialTable} ctx=${p.ctx} kind="api-keys" rows=${p.keys} />
+      <details><summary>New API key</summary><${CreateForm} ctx=${p.ctx} kind="api-keys" scopes=${p.scopes} /></details></section>
+    <section class="panel"><h2>OAuth clients (client credentials)</h2><${CredentialTable} ctx=${p.ctx} kind="oauth-clients" rows=${p.clients} />
+      <details><summary>New OAuth client</summary><${CreateForm} ctx=${p.ctx} kind="oauth-clients" scopes=${p.scopes} /></details></section>
+  <//>`;
+}
+
+export interface Delivery {
+  id: string;
+  eventId: string;
+  type: string;
+  webhook: string;
+  url: string;
+  status: string;
+  attempts: number;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  createdAt: string;
+  attemptLog?: {
+    attempt: number;
+    at: string;
+    statusCode: number | null;
+    error: string | null;
+    durationMs: number;
+  }[];
+}
+export interface Endpoint {
+  name: string;
+  url: string;
+  events: string[];
+  disabledAt: string | null;
+  disabledReason: string | null;
+}
+
+export function WebhooksPage(p: {
+  ctx: PageCtx;
+  deliveries: Delivery[];
+  endpoints: Endpoint[];
+  status: string;
+  cursor: string;
+  next: string | null;
+  ok?: string;
+}): VNode {
+  return html`<${Layout} title="Webhooks" ctx=${p.ctx}>
+    <h1>Webhooks</h1>
+    <${Message} kind="ok" text=${p.ok} />
+    <section class="panel"><h2>Endpoints</h2>
+      ${p.endpoints.length === 0 && html`<p class="muted">No webhooks are configured (spec.webhooks of the platform).</p>`}
+      <ul>${p.endpoints.map(
+        (e) => html`<li><strong>${e.name}</strong> <code>${e.url}</code> · ${e.events.join(", ")}
+          ${
+            e.disabledAt
+              ? html` · <span class="badge failed">disabled</span> ${e.disabledReason ?? ""}
+            <form method="post" action=${`/admin/webhooks/endpoints/${e.name}/enable`} class="actions"><${Csrf} ctx=${p.ctx} /><button type="submit" class="secondary">Enable</button></form>`
+              : html` · <span class="badge active">enabled</span>`
+          }</li>`,
+      )}</ul>
+    </section>
+    <h2>Deliveries</h2>
+    <form method="get" action="/admin/webhooks" class="bar">
+      <div class="field"><label for="status">Status</label><select id="status" name="status"><option value="">Any</option>
+        ${["pending", "succeeded", "failed", "cancelled"].map((s) => html`<option selected=${s === p.status}>${s}</option>`)}</select></div>
+      <button type="submit" class="secondary">Filter</button>
+    </form>
+    <div class="table-wrap"><table class="stack">
+      <thead><tr><th scope="col">Event</th><th scope="col">Webhook</th><th scope="col">Status</th><th scope="col" class="num">Attempts</th><th scope="col">Last response</th><th scope="col">Created</th></tr></thead>
+      <tbody>${p.deliveries.map(
+        (
+          d,
+        ) => html`<tr><td data-label="Event"><a href=${`/admin/webhooks/${d.id}`}>${d.type}</a></td><td data-label="Webhook">${d.webhook}</td>
+          <td data-label="Status"><span class=${`badge ${d.status}`}>${d.status}</span></td><td class="num" data-label="Attempts">${d.attempts}</td>
+          <td data-label="Last response">${d.lastStatusCode ?? d.lastError ?? "—"}</td><td data-label="Created">${dateTime(d.createdAt)}</td></tr>`,
+      )}</tbody></table></div>
+    ${p.deliveries.length === 0 && html`<p class="muted">No deliveries.</p>`}
+    <${Pager} base="/admin/webhooks" q=${{ status: p.status, cursor: p.cursor }} next=${p.next} />
+  <//>`;
+}
+
+export function DeliveryPage({ ctx, d, ok }: { ctx: PageCtx; d: Delivery; ok?: string }): VNode {
+  return html`<${Layout} title="Webhook delivery" ctx=${ctx}>
+    <p><a href="/admin/webhooks">← Webhooks</a></p>
+    <h1>${d.type} → ${d.webhook}</h1>
+    <${Message} kind="ok" text=${ok} />
+    <section class="panel"><dl class="facts">
+      <dt>Status</dt><dd><span class=${`badge ${d.status}`}>${d.status}</span></dd><dt>URL</dt><dd><code>${d.url}</code></dd>
+      <dt>Event id</dt><dd><code>${d.eventId}</code></dd><dt>Created</dt><dd>${dateTime(d.createdAt)}</dd></dl></section>
+    <section class="panel"><h2>Attempts</h2><table class="stack">
+      <thead><tr><th scope="col" class="num">#</th><th scope="col">At</th><th scope="col">Response</th><th scope="col" class="num">Duration</th></tr></thead>
+      <tbody>${(d.attemptLog ?? []).map(
+        (
+          a,
+        ) => html`<tr><td class="num" data-label="#">${a.attempt}</td><td data-label="At">${dateTime(a.at)}</td>
+        <td data-label="Response">${a.statusCode ?? a.error ?? "—"}</td><td class="num" data-label="Duration">${a.durationMs} ms</td></tr>`,
+      )}</tbody></table>
+      <form method="post" action=${`/admin/webhooks/${d.id}/replay`}><${Csrf} ctx=${ctx} /><button type="submit">Replay</button></form>
+    </section>
+  <//>`;
+}
+
+/** A configuration value as nested definition lists (arrays of values joined, of objects listed). */
+function Value({ v }: { v: unknown }): VNode {
+  if (v === null || v === undefined || v === "") return html`<span class="muted">—</span>`;
+  if (Array.isArray(v)) {
+    if (v.every((x) => typeof x !== "object" || x === null)) return html`<span>${v.join(", ")}</span>`;
+    return html`<ul class="plain">${v.map((x) => html`<li><${Value} v=${x} /></li>`)}</ul>`;
+  }
+  if (typeof v === "object") {
+    return html`<dl class="facts">${Object.entries(v as Record<string, unknown>).map(
+      ([k, x]) => html`<dt>${k}</dt><dd><${Value} v=${x} /></dd>`,
+    )}</dl>`;
+  }
+  return html`<span>${String(v)}</span>`;
+}
+
+export function SettingsPage({ ctx, groups }: { ctx: PageCtx; groups: [string, string, unknown][] }): VNode {
+  return html`<${Layout} title="Settings" ctx=${ctx}>
+    <h1>Settings</h1>
+    <p class="panel notice">These settings are managed in the ScalePlatform resource (GitOps): change them in its spec
+      and the operator rolls them out. This page only shows them. Secrets (passwords, keys) are never shown.</p>
+    <div class="grid">
+    ${groups.map(
+      ([
+        title,
+        source,
+        value,
+      ]) => html`<section class="panel"><h2>${title}</h2><p class="hint">From <code>${source}</code></p>
+        ${value === undefined ? html`<p class="muted">Not set.</p>` : html`<${Value} v=${value} />`}</section>`,
+    )}
+    </div>
+  <//>`;
+}

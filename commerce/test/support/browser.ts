@@ -1,0 +1,55 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import AxeBuilder from "@axe-core/playwright";
+import { type Browser, chromium, type Page } from "playwright-core";
+
+// Debian's Chromium (the `chromium` package) driven by playwright-core; Playwright's own browser
+// download is never used. A fresh profile per launch and no background traffic: the browser talks
+// to the service on loopback only.
+
+export const CHROMIUM = process.env.CRONSCALE_CHROMIUM ?? "/usr/bin/chromium";
+
+export async function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+}
+
+export const VIEWPORTS = {
+  desktop: { width: 1280, height: 800 },
+  phone: { width: 390, height: 844 },
+} as const;
+
+/** Full-page screenshots at desktop and phone widths into `dir` (git-ignored tmp/). */
+export async function screenshots(page: Page, dir: string, name: string): Promise<void> {
+  mkdirSync(dir, { recursive: true });
+  const before = page.viewportSize();
+  for (const [label, size] of Object.entries(VIEWPORTS)) {
+    await page.setViewportSize(size);
+    await page.screenshot({ path: join(dir, `${name}-${label}.png`), fullPage: true });
+  }
+  if (before) await page.setViewportSize(before);
+}
+
+/** axe-core violations of impact serious or critical (WCAG 2.x A/AA rules) on the current page. */
+export async function seriousA11yViolations(page: Page): Promise<string[]> {
+  const r = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]).analyze();
+  return r.violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+}
+
+export const artifactsDir = (name: string) =>
+  fileURLToPath(new URL(`../../tmp/artifacts/${name}/`, import.meta.url));
