@@ -4,6 +4,7 @@ import pg from "pg";
 import * as m0001 from "./migrations/0001_catalog_orders.ts";
 import * as m0002 from "./migrations/0002_auth_limits.ts";
 import * as m0003 from "./migrations/0003_payments_webhooks.ts";
+import * as m0004 from "./migrations/0004_store_accounts_carts.ts";
 import type { Database } from "./schema.ts";
 
 // bigint (int8) as number: money in minor units and counts stay far below 2^53.
@@ -17,6 +18,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0001_catalog_orders": m0001,
   "0002_auth_limits": m0002,
   "0003_payments_webhooks": m0003,
+  "0004_store_accounts_carts": m0004,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
