@@ -106,6 +106,7 @@ export async function cartRoutes(app: FastifyInstance, store: Store): Promise<vo
           gateways,
           form,
           signedIn,
+          shippingLabel: shipping === undefined ? undefined : chosen?.name,
           error,
         }),
       { status: error ? 422 : 200 },

@@ -6,11 +6,11 @@ import { Alert, Csrf, type PageCtx } from "./layout.ts";
 
 // Cart, checkout and the order confirmation.
 
-function Totals({ ctx, q }: { ctx: PageCtx; q: Quote }): VNode {
+function Totals({ ctx, q }: { ctx: PageCtx; q: Quote & { shippingLabel?: string } }): VNode {
   const m = ctx.loc.money;
   return html`<dl class="totals">
     <dt>Subtotal</dt><dd>${m(q.subtotalMinor)}</dd>
-    ${q.shippingMinor !== undefined && html`<dt>Shipping</dt><dd>${m(q.shippingMinor)}</dd>`}
+    ${q.shippingMinor !== undefined && html`<dt>Shipping${q.shippingLabel ? ` (${q.shippingLabel})` : ""}</dt><dd>${m(q.shippingMinor)}</dd>`}
     ${
       q.taxMinor > 0 &&
       html`<dt>${ctx.loc.pricesIncludeTax ? "Included tax" : "Tax"} (${ctx.loc.taxRatePercent} %)</dt><dd>${m(q.taxMinor)}</dd>`
@@ -31,7 +31,7 @@ export function CartBody({ ctx, lines, q }: { ctx: PageCtx; lines: CartLine[]; q
         ${lines.map(
           (l) => html`<tr>
             <th scope="row"><a href=${`/products/${encodeURIComponent(l.productId)}`}>${l.title}</a>
-              <span class="muted">${l.variantTitle} · ${l.sku}</span>
+              <span class="muted">${l.variantTitle === l.sku ? l.sku : `${l.variantTitle} · ${l.sku}`}</span>
               ${l.quantity > l.available && html`<span class="warn">Only ${Math.max(l.available, 0)} available</span>`}</th>
             <td data-label="Price">${m(l.unitPriceMinor)}</td>
             <td data-label="Quantity">
@@ -71,6 +71,7 @@ export function CheckoutBody(props: {
   gateways: { name: string; type: string; mode: string }[];
   form: CheckoutForm;
   signedIn?: { name: string; email: string };
+  shippingLabel?: string;
   error?: string;
 }): VNode {
   const { ctx, q, options, gateways, form, signedIn } = props;
@@ -132,8 +133,8 @@ export function CheckoutBody(props: {
       <aside aria-labelledby="summary" class="panel">
         <h2 id="summary">Order summary</h2>
         <ul class="summary">${props.lines.map((l) => html`<li><span>${l.quantity} × ${l.title} (${l.variantTitle})</span><span>${m(l.unitPriceMinor * l.quantity)}</span></li>`)}</ul>
-        <${Totals} ctx=${ctx} q=${q} />
-        <p class="muted">Shipping and tax are final on the next page, as charged.</p>
+        <${Totals} ctx=${ctx} q=${{ ...q, shippingLabel: props.shippingLabel }} />
+        <p class="muted">Shown with ${props.shippingLabel ?? "the first shipping method"}; the order confirmation shows what was charged.</p>
       </aside>
     </div>`;
 }

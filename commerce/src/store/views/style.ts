@@ -29,6 +29,7 @@ button:disabled{background:#6b737b;border-color:#6b737b;cursor:not-allowed}
 button.secondary{background:#fff;color:var(--accent)}
 button.link{background:none;border:none;color:var(--accent);text-decoration:underline;padding:.55rem .3rem;font-weight:500}
 .panel{background:var(--card);border:1px solid var(--line);border-radius:var(--radius);padding:1.25rem;margin-bottom:1.5rem}
+.panel>h1:first-child,.panel>h2:first-child{margin-top:0}
 .narrow{max-width:460px;margin-left:auto;margin-right:auto}
 .hero{background:linear-gradient(135deg,#0b5cad,#163f6b);color:#fff;border-radius:var(--radius);padding:2rem 1.5rem;margin-bottom:1.5rem}
 .hero h1{font-size:2.2rem;margin:0 0 .5rem}.hero .button{background:#fff;color:#0b3f78;border-color:#fff}
@@ -46,7 +47,7 @@ button.link{background:none;border:none;color:var(--accent);text-decoration:unde
 .crumbs{font-size:.9rem;margin-bottom:.75rem}
 .product{display:grid;grid-template-columns:minmax(0,2fr) minmax(0,3fr);gap:2rem}
 .stack{display:flex;flex-direction:column;gap:.5rem;align-items:flex-start}
-.stack>input,.stack>select{width:100%;max-width:420px}.stack>button{margin-top:.5rem}
+.stack>input,.stack>select{width:100%;max-width:420px}.stack>input[type=number]{max-width:8rem}.stack>button{margin-top:.5rem}
 fieldset{border:1px solid var(--line);border-radius:8px;padding:.75rem 1rem;margin:0 0 .75rem;width:100%;background:var(--card)}
 fieldset input:not([type=radio]),fieldset select{width:100%;max-width:420px;margin-bottom:.5rem}
 fieldset label{display:block}
