@@ -29,26 +29,60 @@ export function toTsQuery(q: string): string | undefined {
 
 const searchVector = sql`to_tsvector('simple', products.title || ' ' || coalesce(products.description, ''))`;
 
-/** One page (1-based) of active products, by title; `more` when a next page exists. */
+/** A position in the listing: the (title, id) of a product. */
+export type Cursor = [title: string, id: string];
+
+export const encodeCursor = (c: Cursor) => Buffer.from(JSON.stringify(c)).toString("base64url");
+export function decodeCursor(s: string | undefined): Cursor | undefined {
+  if (!s || s.length > 600) return undefined;
+  try {
+    const v = JSON.parse(Buffer.from(s, "base64url").toString()) as unknown;
+    return Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && typeof v[1] === "string"
+      ? [v[0], v[1]]
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface Listing {
+  products: ListedProduct[];
+  /** Cursors of the previous and next pages, when there are such pages. */
+  prev?: Cursor;
+  next?: Cursor;
+}
+
+/**
+ * A page of active products by title, after or before a cursor (keyset paging: every page, the
+ * 2,000th as the first, is an index range read, never an offset walked through).
+ */
 export async function listProducts(
   db: DB,
   q: string,
-  page: number,
-): Promise<{ products: ListedProduct[]; more: boolean }> {
+  at: { after?: Cursor; before?: Cursor } = {},
+): Promise<Listing> {
   const tsq = toTsQuery(q);
+  const backwards = !at.after && !!at.before;
+  const dir = backwards ? "desc" : "asc";
   let query = db
     .selectFrom("products")
     .select(["id", "title"])
     .where("status", "=", "active")
-    .orderBy("title")
-    .orderBy("id")
-    .limit(PAGE_SIZE + 1)
-    .offset((page - 1) * PAGE_SIZE);
+    .orderBy("title", dir)
+    .orderBy("id", dir)
+    .limit(PAGE_SIZE + 1);
+  if (at.after) query = query.where(sql<boolean>`(title, id) > (${at.after[0]}, ${at.after[1]})`);
+  else if (at.before) query = query.where(sql<boolean>`(title, id) < (${at.before[0]}, ${at.before[1]})`);
   if (tsq) query = query.where(sql<boolean>`${searchVector} @@ to_tsquery('simple', ${tsq})`);
   const rows = await query.execute();
   const more = rows.length > PAGE_SIZE;
   const page1 = rows.slice(0, PAGE_SIZE);
-  if (!page1.length) return { products: [], more };
+  if (backwards) page1.reverse();
+  const first = page1[0];
+  const last = page1[page1.length - 1];
+  const prev = first && (backwards ? more : !!at.after) ? ([first.title, first.id] as Cursor) : undefined;
+  const next = last && (backwards ? true : more) ? ([last.title, last.id] as Cursor) : undefined;
+  if (!page1.length) return { products: [] };
   const stats = await db
     .selectFrom("variants")
     .leftJoin("inventoryLevels", (j) =>
@@ -71,7 +105,8 @@ export async function listProducts(
     .execute();
   const byId = new Map(stats.map((s) => [s.productId, s]));
   return {
-    more,
+    prev,
+    next,
     products: page1.map((p) => {
       const s = byId.get(p.id);
       return {

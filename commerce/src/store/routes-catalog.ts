@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { getProduct, listProducts } from "./catalog.ts";
+import { decodeCursor, getProduct, listProducts } from "./catalog.ts";
 import type { Store } from "./index.ts";
 import { HomeBody, ListingBody, ProductBody } from "./views/catalog.ts";
 import { ErrorBody } from "./views/layout.ts";
@@ -9,28 +9,29 @@ import { ErrorBody } from "./views/layout.ts";
 
 const listQuery = z.object({
   q: z.string().max(100).catch("").default(""),
-  page: z.coerce.number().int().min(1).max(2000).catch(1).default(1),
+  after: z.string().max(600).optional().catch(undefined),
+  before: z.string().max(600).optional().catch(undefined),
 });
 
 export async function catalogRoutes(app: FastifyInstance, store: Store): Promise<void> {
   const { db } = store;
 
   app.get("/", async (req, reply) => {
-    const { products } = await listProducts(db, "", 1);
+    const { products } = await listProducts(db, "");
     return store.page(req, reply, store.loc.store.name, (ctx) =>
       HomeBody({ ctx, featured: products.slice(0, 8) }),
     );
   });
 
   app.get("/products", async (req, reply) => {
-    const { q, page } = listQuery.parse(req.query ?? {});
+    const { q, after, before } = listQuery.parse(req.query ?? {});
     const query = q.trim();
-    const r = await listProducts(db, query, page);
+    const r = await listProducts(db, query, { after: decodeCursor(after), before: decodeCursor(before) });
     return store.page(
       req,
       reply,
       query ? `Search: ${query}` : "Products",
-      (ctx) => ListingBody({ ctx, q: query, page, ...r }),
+      (ctx) => ListingBody({ ctx, q: query, ...r }),
       { q: query },
     );
   });

@@ -1,4 +1,4 @@
-import type { ListedProduct, ProductPage } from "../catalog.ts";
+import { type Cursor, encodeCursor, type ListedProduct, type Listing, type ProductPage } from "../catalog.ts";
 import { taxNote } from "../locale.ts";
 import { html, type VNode } from "./html.ts";
 import { Alert, Contact, Csrf, type PageCtx } from "./layout.ts";
@@ -47,20 +47,13 @@ export function HomeBody({ ctx, featured }: { ctx: PageCtx; featured: ListedProd
     </section>`;
 }
 
-export function ListingBody(props: {
-  ctx: PageCtx;
-  q: string;
-  page: number;
-  more: boolean;
-  products: ListedProduct[];
-}): VNode {
-  const { ctx, q, page, more, products } = props;
-  const link = (n: number) => {
+export function ListingBody(props: { ctx: PageCtx; q: string } & Listing): VNode {
+  const { ctx, q, products, prev, next } = props;
+  const link = (key: "after" | "before", c: Cursor) => {
     const u = new URLSearchParams();
     if (q) u.set("q", q);
-    if (n > 1) u.set("page", String(n));
-    const s = u.toString();
-    return s ? `/products?${s}` : "/products";
+    u.set(key, encodeCursor(c));
+    return `/products?${u}`;
   };
   return html`<h1>${q ? `Results for “${q}”` : "All products"}</h1>
     ${taxNote(ctx.loc) && html`<p class="muted">Prices ${taxNote(ctx.loc)}.</p>`}
@@ -70,11 +63,10 @@ export function ListingBody(props: {
         : html`<p>${q ? "No products match your search." : "No products on this page."}</p>`
     }
     ${
-      (page > 1 || more) &&
+      (prev || next) &&
       html`<nav class="pager" aria-label="Pages">
-        ${page > 1 ? html`<a href=${link(page - 1)} rel="prev">Previous</a>` : html`<span></span>`}
-        <span aria-current="page">Page ${page}</span>
-        ${more ? html`<a href=${link(page + 1)} rel="next">Next</a>` : html`<span></span>`}
+        ${prev ? html`<a href=${link("before", prev)} rel="prev">← Previous page</a>` : html`<span></span>`}
+        ${next ? html`<a href=${link("after", next)} rel="next">Next page →</a>` : html`<span></span>`}
       </nav>`
     }`;
 }

@@ -11,7 +11,7 @@ font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--ink
 a{color:var(--accent)}a:hover{text-decoration-thickness:2px}
 :focus-visible{outline:3px solid #f0a500;outline-offset:2px}
 .wrap{width:100%;max-width:1120px;margin:0 auto;padding:0 1rem}
-main{flex:1;padding-top:1.5rem;padding-bottom:2rem}main:focus{outline:none}
+main.wrap{flex:1;padding-top:1.5rem;padding-bottom:2rem}main:focus{outline:none}
 .skip{position:absolute;left:-999px;top:0;background:#fff;padding:.5rem 1rem;z-index:10}.skip:focus{left:1rem}
 .sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 .top{background:var(--card);border-bottom:1px solid var(--line)}
@@ -29,7 +29,7 @@ button:disabled{background:#6b737b;border-color:#6b737b;cursor:not-allowed}
 button.secondary{background:#fff;color:var(--accent)}
 button.link{background:none;border:none;color:var(--accent);text-decoration:underline;padding:.55rem .3rem;font-weight:500}
 .panel{background:var(--card);border:1px solid var(--line);border-radius:var(--radius);padding:1.25rem;margin-bottom:1.5rem}
-.panel>h1:first-child,.panel>h2:first-child{margin-top:0}
+.panel>:first-child{margin-top:0}.panel>:last-child{margin-bottom:0}
 .narrow{max-width:460px;margin-left:auto;margin-right:auto}
 .hero{background:linear-gradient(135deg,#0b5cad,#163f6b);color:#fff;border-radius:var(--radius);padding:2rem 1.5rem;margin-bottom:1.5rem}
 .hero h1{font-size:2.2rem;margin:0 0 .5rem}.hero .button{background:#fff;color:#0b3f78;border-color:#fff}
