@@ -82,6 +82,7 @@ commerce/node_modules/.stamp: commerce/package.json commerce/package-lock.json
 .PHONY: test-commerce
 test-commerce: commerce/node_modules/.stamp ## The commerce service: types and its tests against a real PostgreSQL (host process)
 	commerce/hack/postgres-deps.sh
+	commerce/hack/browser-deps.sh
 	$(NPM) --prefix commerce run typecheck
 	$(NPM) --prefix commerce test
 

@@ -10,6 +10,7 @@ import { buildApp } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";
 import { createDb, migrate } from "../src/db/database.ts";
 import { ensureDefaultStore } from "../src/db/seed.ts";
+import { encodeCursor } from "../src/store/catalog.ts";
 import { startPostgres } from "../test/setup/postgres.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
@@ -84,8 +85,8 @@ try {
     "select id, title from products where status = 'active' order by title, id limit 25",
   );
   await explain(
-    "listing, page 1000",
-    "select id, title from products where status = 'active' order by title, id limit 25 offset 23976",
+    "listing, deep page",
+    "select id, title from products where status = 'active' and (title, id) > ('Olive Kettle 30000', 'prod_30000') order by title, id limit 25",
   );
   await explain(
     "search 'kettle'",
@@ -101,6 +102,11 @@ try {
   const url = `http://127.0.0.1:${(svc.app.server.address() as { port: number }).port}`;
   const shop = { host: "shop.bench" };
   const api = { host: "api.bench", authorization: `Bearer ${KEY}` };
+  // A "next page" cursor at a random product: the keyset position of a deep page.
+  const randomCursor = () => {
+    const g = 1 + Math.floor(Math.random() * PRODUCTS);
+    return encodeCursor([`${COLORS[g % 10]} ${THINGS[Math.floor(g / 10) % 10]} ${g}`, `prod_${g}`]);
+  };
   // Drafts (every 50th) are not sold: the store answers 404 for them.
   const randomProduct = () => {
     const n = 1 + Math.floor(Math.random() * PRODUCTS);
@@ -113,13 +119,11 @@ try {
     ["GET /api/v1/products (API, 50)", { url: `${url}/api/v1/products?limit=50`, headers: api }],
     ["store listing, page 1 (24)", { url: `${url}/products`, headers: shop }],
     [
-      "store listing, random page",
+      "store listing, random deep page",
       {
         url: `${url}/products`,
         headers: shop,
-        requests: [
-          { setupRequest: (r) => ({ ...r, path: `/products?page=${1 + Math.floor(Math.random() * 2000)}` }) },
-        ],
+        requests: [{ setupRequest: (r) => ({ ...r, path: `/products?after=${randomCursor()}` }) }],
       },
     ],
     [

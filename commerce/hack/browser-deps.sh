@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs Debian's Chromium when missing: the store's browser test drives it with playwright-core
+# (no browser download). Idempotent: with /usr/bin/chromium present it runs no apt command.
+set -euo pipefail
+
+bin="${CRONSCALE_CHROMIUM:-/usr/bin/chromium}"
+if [[ -x "$bin" ]]; then
+  echo "browser-deps.sh: $bin present"
+  exit 0
+fi
+if [[ $EUID -ne 0 ]]; then
+  echo "browser-deps.sh: $bin missing; run as root (or: sudo apt-get install chromium)" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+if ! apt-cache policy chromium 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+  apt-get update -qq
+fi
+echo "browser-deps.sh: installing chromium"
+apt-get install -y -qq --no-install-recommends chromium >/dev/null
+echo "browser-deps.sh: installed chromium"
