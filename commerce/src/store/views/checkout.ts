@@ -104,6 +104,7 @@ export function CheckoutBody(props: {
               : html`<label for="country">Country code (two letters, e.g. DE)</label>
                 <input id="country" name="country" autocomplete="country" required pattern="[A-Za-z]{2}" maxlength="2" value=${form.country ?? ""} />`
           }
+          ${!options.length && html`<p class="alert">No shipping method is set up for this store yet, so orders cannot be placed.</p>`}
           ${options.map(
             (o, i) => html`<label class="variant">
               <input type="radio" name="shippingMethod" value=${o.name} required checked=${form.shippingMethod ? form.shippingMethod === o.name : i === 0} />
@@ -114,6 +115,7 @@ export function CheckoutBody(props: {
         </fieldset>
         <fieldset>
           <legend>Payment</legend>
+          ${!gateways.length && html`<p class="alert">No payment method is set up for this store yet, so orders cannot be placed.</p>`}
           ${gateways.map(
             (g, i) => html`<label class="variant">
               <input type="radio" name="gateway" value=${g.name} required checked=${form.gateway ? form.gateway === g.name : i === 0} />
