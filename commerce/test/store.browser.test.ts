@@ -130,6 +130,12 @@ describe("the store in a browser", () => {
     await page.getByLabel("Email (for the confirmation)").fill("grace@example.test");
     await page.getByLabel("Country").selectOption("US");
     await page.getByRole("radio", { name: /Priority/ }).check();
+    await page.getByRole("button", { name: "Update total" }).click();
+    const summary = (await page.locator("aside").textContent()) ?? "";
+    expect(summary).toContain("Shipping (Priority)$3.60");
+    expect(summary).toContain("$42.57");
+    expect(await page.getByLabel("Full name").inputValue()).toBe("Grace Hopper"); // kept
+    expect(await page.getByRole("radio", { name: /Priority/ }).isChecked()).toBe(true);
     await check(page, "checkout");
     await page.getByRole("button", { name: "Place order and pay" }).click();
     await page.waitForURL(/\/orders\/ord_/);

@@ -124,7 +124,9 @@ export async function cartRoutes(app: FastifyInstance, store: Store): Promise<vo
     const s = store.session(req);
     const lines = s ? await cartLines(db, s.id) : [];
     if (!s || !lines.length) return reply.redirect("/cart", 303);
-    const raw = (req.body ?? {}) as CheckoutForm;
+    const raw = (req.body ?? {}) as CheckoutForm & { intent?: string };
+    // "Update total": the same page with the chosen shipping method priced, nothing placed.
+    if (raw.intent === "quote") return checkoutPage(req, reply, lines, raw);
     const f = checkoutForm.safeParse(req.body);
     if (!f.success)
       return checkoutPage(req, reply, lines, raw, f.error.issues.map((i) => i.message).join(" "));

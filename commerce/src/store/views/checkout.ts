@@ -112,6 +112,7 @@ export function CheckoutBody(props: {
               <span class="price">${o.rateText}</span>
             </label>`,
           )}
+          ${options.length > 1 && html`<button type="submit" name="intent" value="quote" class="secondary" formnovalidate>Update total</button>`}
         </fieldset>
         <fieldset>
           <legend>Payment</legend>
@@ -136,7 +137,7 @@ export function CheckoutBody(props: {
         <h2 id="summary">Order summary</h2>
         <ul class="summary">${props.lines.map((l) => html`<li><span>${l.quantity} × ${l.title} (${l.variantTitle})</span><span>${m(l.unitPriceMinor * l.quantity)}</span></li>`)}</ul>
         <${Totals} ctx=${ctx} q=${{ ...q, shippingLabel: props.shippingLabel }} />
-        <p class="muted">Shown with ${props.shippingLabel ?? "the first shipping method"}; the order confirmation shows what was charged.</p>
+        <p class="muted">Shown with ${props.shippingLabel ?? "the first shipping method"} (“Update total” after choosing another); the confirmation shows what was charged.</p>
       </aside>
     </div>`;
 }

@@ -34,6 +34,7 @@ button.link{background:none;border:none;color:var(--accent);text-decoration:unde
 .hero{background:linear-gradient(135deg,#0b5cad,#163f6b);color:#fff;border-radius:var(--radius);padding:2rem 1.5rem;margin-bottom:1.5rem}
 .hero h1{font-size:2.2rem;margin:0 0 .5rem}.hero .button{background:#fff;color:#0b3f78;border-color:#fff}
 .grid{list-style:none;padding:0;margin:0;display:grid;grid-template-columns:repeat(auto-fill,minmax(200px,1fr));gap:1rem}
+@media (max-width:500px){.grid{grid-template-columns:repeat(2,minmax(0,1fr));gap:.75rem}.card{padding:.75rem}}
 .card{background:var(--card);border:1px solid var(--line);border-radius:var(--radius);padding:1rem;display:flex;flex-direction:column;gap:.25rem}
 .card a{text-decoration:none;color:var(--ink);display:flex;flex-direction:column;gap:.5rem}.card a:hover .title{text-decoration:underline}
 .card .title{font-weight:600}
@@ -53,7 +54,7 @@ fieldset input:not([type=radio]),fieldset select{width:100%;max-width:420px;marg
 fieldset label{display:block}
 legend{font-weight:600;padding:0 .3rem}
 .variant{display:flex;flex-wrap:wrap;align-items:center;gap:.5rem 1rem;padding:.5rem 0;border-bottom:1px solid var(--line)}
-.variant:last-child{border-bottom:none}.variant .vt{flex:1;min-width:8rem}
+.variant:last-child{border-bottom:none}fieldset>button.secondary{margin-top:.5rem}.variant .vt{flex:1;min-width:8rem}
 table.lines{width:100%;border-collapse:collapse;background:var(--card);border:1px solid var(--line);border-radius:var(--radius)}
 .lines th,.lines td{text-align:left;padding:.6rem .75rem;border-bottom:1px solid var(--line);vertical-align:top}
 .lines thead th{font-size:.85rem;color:var(--muted)}.lines tbody th{font-weight:500}
