@@ -307,5 +307,18 @@ describe("customer accounts", () => {
     expect(text(dup.html)).toContain("already known");
     const customers = await body(await svc.call("/api/v1/customers?email=ada@example.test"));
     expect(customers.data).toHaveLength(1);
+    // Password guessing is bounded per email and minute: of 11 quick guesses at least one is
+    // refused, even if a minute window ends in between.
+    const guesser = new StoreClient(base);
+    await guesser.get("/account/sign-in");
+    const pages = [];
+    for (let i = 0; i < 11; i++)
+      pages.push(
+        await guesser.post("/account/sign-in", { email: "ada@example.test", password: `guess ${i}` }),
+      );
+    expect(pages.every((p) => p.status === 401 || p.status === 429)).toBe(true);
+    const limited = pages.find((p) => p.status === 429);
+    expect(limited?.headers.get("retry-after")).toMatch(/^\d+$/);
+    expect(text(limited?.html ?? "")).toContain("Too many sign-in attempts");
   });
 });

@@ -1,7 +1,9 @@
+import { randomUUID } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { sql } from "kysely";
 import { z } from "zod";
 import { Problem } from "../http/problem.ts";
+import { RateLimiter } from "../http/ratelimit.ts";
 import { authenticate, register } from "./customers.ts";
 import type { Store } from "./index.ts";
 import { signIn, signOut } from "./session.ts";
@@ -20,8 +22,12 @@ const registerForm = z.object({
   password: z.string().min(10, "Choose a password of at least 10 characters.").max(200),
 });
 
+/** Sign-in attempts per email and minute (shared by all replicas: the API's counter table). */
+export const SIGN_IN_ATTEMPTS_PER_MINUTE = 5;
+
 export async function accountRoutes(app: FastifyInstance, store: Store): Promise<void> {
   const { db } = store;
+  const attempts = new RateLimiter(db, SIGN_IN_ATTEMPTS_PER_MINUTE, randomUUID());
 
   app.get("/account", async (req, reply) => {
     const s = store.session(req);
@@ -65,9 +71,20 @@ export async function accountRoutes(app: FastifyInstance, store: Store): Promise
     const body = (req.body ?? {}) as Record<string, unknown>;
     const next = nextPath(body.next);
     const f = signInForm.safeParse(body);
+    const email = typeof body.email === "string" ? body.email : undefined;
+    if (f.success) {
+      // Guessing passwords is bounded per account, whichever replica or address the guesses come from.
+      const { count, reset } = await attempts.take(`store-sign-in:${f.data.email.toLowerCase()}`);
+      if (count > SIGN_IN_ATTEMPTS_PER_MINUTE) {
+        reply.header("retry-after", String(reset));
+        const error = `Too many sign-in attempts for this email address. Try again in ${reset} seconds.`;
+        return store.page(req, reply, "Sign in", (ctx) => SignInBody({ ctx, next, email, error }), {
+          status: 429,
+        });
+      }
+    }
     const id = f.success ? await authenticate(store, f.data.email, f.data.password) : undefined;
     if (!id) {
-      const email = typeof body.email === "string" ? body.email : undefined;
       const error = "The email address or password is not right.";
       return store.page(req, reply, "Sign in", (ctx) => SignInBody({ ctx, next, email, error }), {
         status: 401,
