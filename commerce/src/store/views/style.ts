@@ -34,10 +34,11 @@ button.link{background:none;border:none;color:var(--accent);text-decoration:unde
 .hero{background:linear-gradient(135deg,#0b5cad,#163f6b);color:#fff;border-radius:var(--radius);padding:2rem 1.5rem;margin-bottom:1.5rem}
 .hero h1{font-size:2.2rem;margin:0 0 .5rem}.hero .button{background:#fff;color:#0b3f78;border-color:#fff}
 .grid{list-style:none;padding:0;margin:0;display:grid;grid-template-columns:repeat(auto-fill,minmax(200px,1fr));gap:1rem}
-@media (max-width:500px){.grid{grid-template-columns:repeat(2,minmax(0,1fr));gap:.75rem}.card{padding:.75rem}}
 .card{background:var(--card);border:1px solid var(--line);border-radius:var(--radius);padding:1rem;display:flex;flex-direction:column;gap:.25rem}
 .card a{text-decoration:none;color:var(--ink);display:flex;flex-direction:column;gap:.5rem}.card a:hover .title{text-decoration:underline}
 .card .title{font-weight:600}
+.grid+section,section+section{margin-top:1.5rem}
+@media (max-width:500px){.grid{grid-template-columns:repeat(2,minmax(0,1fr));gap:.75rem}.card{padding:.75rem}}
 .thumb{display:flex;align-items:center;justify-content:center;aspect-ratio:4/3;border-radius:8px;background:#e3ebf5;color:#0b3f78;font-size:2rem;font-weight:700}
 .thumb.big{font-size:4rem;aspect-ratio:1}
 .price{font-weight:600}.stock{color:var(--ok);font-size:.9rem}.stock.out{color:var(--bad)}
