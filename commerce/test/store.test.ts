@@ -1,59 +1,19 @@
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { body, productBody, type Service, startService } from "./support/harness.ts";
+import { body, type Service } from "./support/harness.ts";
 import { StoreClient, text } from "./support/store-client.ts";
+import { startStore } from "./support/store-fixture.ts";
 
 // The store frontend over real HTTP, as a browser without JavaScript uses it: pages, search and
-// pages of the listing, cart, checkout with the Test gateway, accounts. The store answers on the
+// pages of the listing, cart, checkout with the Test gateway (accounts: store-accounts.test.ts). The store answers on the
 // platform host (localhost here), the API on the API host (127.0.0.1).
 
 let svc: Service;
 let base = "";
-const ids: Record<string, string> = {};
+let ids: Record<string, string> = {};
 
 beforeAll(async () => {
-  svc = await startService({
-    PLATFORM_URL: "http://localhost",
-    API_URL: "http://127.0.0.1",
-    CONFIG_STORE: JSON.stringify({
-      name: "Kaffee Haus",
-      contactEmail: "hallo@kaffee.test",
-      supportPhone: "+49 30 1234567",
-      address: { line1: "Hauptstr. 1", city: "Berlin", postalCode: "10115", country: "DE" },
-    }),
-    CONFIG_LOCALIZATION: JSON.stringify({
-      defaultLanguage: "de",
-      currency: "EUR",
-      timezone: "Europe/Berlin",
-      dateFormat: "DD.MM.YYYY",
-      tax: { pricesIncludeTax: true, defaultRatePercent: "19" },
-    }),
-    CONFIG_SHIPPING_METHODS: JSON.stringify([
-      {
-        name: "standard",
-        carrier: "DHL",
-        zones: ["DE", "AT"],
-        rate: { calculation: "Flat", amount: "4.90" },
-      },
-      { name: "express", carrier: "UPS", zones: ["DE"], rate: { calculation: "Flat", amount: "12.00" } },
-    ]),
-    CONFIG_PAYMENT_GATEWAYS: JSON.stringify([
-      { name: "card", type: "Card", provider: "stripe", mode: "Test" },
-    ]),
-  });
-  const port = new URL(svc.url).port;
-  base = `http://localhost:${port}`;
-  const mk = async (title: string, skus: string[], price: number, stock: number) => {
-    const p = await body(
-      await svc.call("/api/v1/products", { method: "POST", json: productBody(title, skus, price, stock) }),
-    );
-    ids[title] = p.id;
-    return p;
-  };
-  await mk("Blue Mug", ["MUG-BLUE-S", "MUG-BLUE-L"], 1250, 3);
-  await mk("Red Mug", ["MUG-RED"], 990, 0);
-  await mk("Green Tea", ["TEA-GREEN"], 450, 100);
-  for (let i = 0; i < 25; i++) await mk(`Zz Item ${String(i).padStart(2, "0")}`, [`ZZ-${i}`], 100, 10);
+  ({ svc, base, ids } = await startStore());
 });
 afterAll(() => svc?.close());
 
@@ -231,94 +191,5 @@ describe("cart and checkout", () => {
     });
     expect(retry.status).toBe(303);
     expect(text((await c.get(retry.location ?? "")).html)).toContain("your order is confirmed");
-  });
-});
-
-describe("customer accounts", () => {
-  it("registers, signs out and in (rotating the session), orders and sees the order history", async () => {
-    const c = new StoreClient(base);
-    await c.get("/account/register");
-    const weak = await c.post("/account/register", {
-      name: "Ada",
-      email: "ada@example.test",
-      password: "short",
-      next: "/account",
-    });
-    expect(text(weak.html)).toContain("at least 10 characters");
-    const reg = await c.post("/account/register", {
-      name: "Ada",
-      email: "ada@example.test",
-      password: "correct horse battery",
-      next: "/account",
-    });
-    expect(reg.location).toBe("/account");
-    const acct = await c.get("/account");
-    expect(text(acct.html)).toContain("Signed in as Ada");
-    expect(text(acct.html)).toContain("No orders yet.");
-    await c.post("/account/sign-out", {});
-    expect((await c.get("/account")).location).toBe("/account/sign-in?next=/account");
-    await c.get("/account/sign-in");
-    const wrong = await c.post("/account/sign-in", {
-      email: "ada@example.test",
-      password: "wrong password",
-      next: "/account",
-    });
-    expect(wrong.status).toBe(401);
-    const before = c.cookies.get("store_sid");
-    const evil = await c.post("/account/sign-in", {
-      email: "ADA@example.test",
-      password: "correct horse battery",
-      next: "//evil.test/",
-    });
-    expect(evil.location).toBe("/account"); // no open redirect
-    expect(c.cookies.get("store_sid")).not.toBe(before);
-    // An order while signed in lands in the history.
-    const prod = await c.get(`/products/${ids["Green Tea"]}`);
-    const variantId = prod.html.match(/name="variantId" value="([^"]+)"/)?.[1] ?? "";
-    await c.post("/cart/add", { variantId, quantity: "3" });
-    const co = await c.get("/checkout");
-    expect(text(co.html)).toContain("Ordering as Ada");
-    const done = await c.post("/checkout", { country: "AT", shippingMethod: "standard", gateway: "card" });
-    expect(done.status).toBe(303);
-    const hist = text((await c.get("/account")).html);
-    expect(hist).toMatch(/\d\d\.\d\d\.\d{4}/); // the configured date format
-    expect(hist).toContain("paid");
-    expect(hist).toContain("18,40 €");
-    // A guest cannot order as a registered customer, nor register a known email.
-    const g = new StoreClient(base);
-    await g.get(`/products/${ids["Green Tea"]}`);
-    await g.post("/cart/add", { variantId, quantity: "1" });
-    await g.get("/checkout");
-    const as = await g.post("/checkout", {
-      name: "X",
-      email: "ada@example.test",
-      country: "DE",
-      shippingMethod: "standard",
-      gateway: "card",
-    });
-    expect(text(as.html)).toContain("sign in to order with it");
-    await g.get("/account/register");
-    const dup = await g.post("/account/register", {
-      name: "X",
-      email: "eve@example.test",
-      password: "0123456789ab",
-      next: "/account",
-    });
-    expect(text(dup.html)).toContain("already known");
-    const customers = await body(await svc.call("/api/v1/customers?email=ada@example.test"));
-    expect(customers.data).toHaveLength(1);
-    // Password guessing is bounded per email and minute: of 11 quick guesses at least one is
-    // refused, even if a minute window ends in between.
-    const guesser = new StoreClient(base);
-    await guesser.get("/account/sign-in");
-    const pages = [];
-    for (let i = 0; i < 11; i++)
-      pages.push(
-        await guesser.post("/account/sign-in", { email: "ada@example.test", password: `guess ${i}` }),
-      );
-    expect(pages.every((p) => p.status === 401 || p.status === 429)).toBe(true);
-    const limited = pages.find((p) => p.status === 429);
-    expect(limited?.headers.get("retry-after")).toMatch(/^\d+$/);
-    expect(text(limited?.html ?? "")).toContain("Too many sign-in attempts");
   });
 });
