@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs Debian's Chromium when missing: the admin's browser tests (commerce/test/admin-browser
-# .test.ts) drive it with playwright-core, which never downloads a browser of its own. Idempotent:
+# Installs Debian's Chromium when missing: the store's and the admin's browser tests
+# drive it with playwright-core, which never downloads a browser of its own. Idempotent:
 # with the binary present it runs no apt command at all.
 set -euo pipefail
 

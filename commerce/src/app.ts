@@ -23,6 +23,7 @@ import { RateLimiter, ratePerMinute } from "./http/ratelimit.ts";
 import { apiRoutes } from "./routes/index.ts";
 import { oauthRoutes } from "./routes/oauth.ts";
 import type { ProductOut } from "./routes/product-model.ts";
+import { storeFrontend } from "./store/index.ts";
 import { Outbox } from "./webhooks/outbox.ts";
 import { WebhookWorker } from "./webhooks/worker.ts";
 
@@ -152,6 +153,7 @@ export async function buildApp({ config, db, logger, webhookPollSeconds }: AppDe
     gql.setSerializerCompiler(() => (data) => JSON.stringify(data));
     await installGraphql(gql, { db, limiter, internalToken });
   });
+  await storeFrontend(app, { db, config, outbox });
   app.get("/api/v1/openapi.json", { onRequest: onApiHost }, async () => app.swagger());
   await app.register(adminRoutes, { db, config, auth, internalToken });
   return { app, tokens, limiter, outbox, webhooks };

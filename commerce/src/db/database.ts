@@ -4,6 +4,7 @@ import pg from "pg";
 import * as m0001 from "./migrations/0001_catalog_orders.ts";
 import * as m0002 from "./migrations/0002_auth_limits.ts";
 import * as m0003 from "./migrations/0003_payments_webhooks.ts";
+import * as m0004 from "./migrations/0004_store_accounts_carts.ts";
 import * as m0005 from "./migrations/0005_admin_auth.ts";
 import type { Database } from "./schema.ts";
 
@@ -18,6 +19,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0001_catalog_orders": m0001,
   "0002_auth_limits": m0002,
   "0003_payments_webhooks": m0003,
+  "0004_store_accounts_carts": m0004,
   "0005_admin_auth": m0005,
 };
 

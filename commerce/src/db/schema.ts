@@ -209,7 +209,32 @@ export interface WebhookEndpointsTable {
   disabledReason: string | null;
 }
 
+export interface StoreAccountsTable {
+  customerId: string;
+  passwordHash: string;
+  createdAt: Timestamp;
+}
+
+export interface StoreSessionsTable {
+  /** SHA-256 (hex) of the cookie's token: the table alone does not yield a session. */
+  id: string;
+  customerId: string | null;
+  lastOrderId: string | null;
+  createdAt: Timestamp;
+  expiresAt: Timestamp;
+}
+
+export interface StoreCartLinesTable {
+  sessionId: string;
+  variantId: string;
+  quantity: number;
+  addedAt: Timestamp;
+}
+
 export interface Database {
+  storeAccounts: StoreAccountsTable;
+  storeSessions: StoreSessionsTable;
+  storeCartLines: StoreCartLinesTable;
   payments: PaymentsTable;
   webhookEvents: WebhookEventsTable;
   webhookDeliveries: WebhookDeliveriesTable;

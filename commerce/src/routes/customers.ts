@@ -1,9 +1,11 @@
 import { randomUUID } from "node:crypto";
-import { sql } from "kysely";
+import { sql, type Transaction } from "kysely";
 import { z } from "zod";
+import type { Database } from "../db/schema.ts";
 import { ifMatchVersion, setEtag, versionMismatch } from "../http/etag.ts";
 import { keyset, page, pageOf, pageQuery } from "../http/pagination.ts";
 import { notFound, Problem } from "../http/problem.ts";
+import type { Outbox } from "../webhooks/outbox.ts";
 import { idParam, ifMatchHeader, timestamp } from "./common.ts";
 import type { Api, Ctx } from "./index.ts";
 
@@ -33,7 +35,23 @@ const emailTaken = (email: string) =>
   new Problem(409, "conflict", "Conflict", `email: a customer with ${email} already exists`, {
     errors: [{ pointer: "#/email", in: "body", detail: "already exists" }],
   });
-const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === "23505";
+export const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === "23505";
+
+/** Inserts a customer and emits CustomerRegistered in `trx` (the API and the store's sign-up). */
+export async function insertCustomer(
+  trx: Transaction<Database>,
+  outbox: Outbox,
+  c: { email: string; name: string },
+  now = new Date(),
+) {
+  const row = await trx
+    .insertInto("customers")
+    .values({ id: `cus_${randomUUID()}`, email: c.email, name: c.name, createdAt: now, updatedAt: now })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  await outbox.emit(trx, "CustomerRegistered", { id: row.id, email: row.email, name: row.name });
+  return row;
+}
 
 export async function customerRoutes(api: Api, { db, outbox }: Ctx): Promise<void> {
   api.get(
@@ -90,13 +108,7 @@ export async function customerRoutes(api: Api, { db, outbox }: Ctx): Promise<voi
       const now = new Date();
       try {
         const c = await db.transaction().execute(async (trx) => {
-          const row = await trx
-            .insertInto("customers")
-            .values({ id: `cus_${randomUUID()}`, ...req.body, createdAt: now, updatedAt: now })
-            .returningAll()
-            .executeTakeFirstOrThrow();
-          await outbox.emit(trx, "CustomerRegistered", { id: row.id, email: row.email, name: row.name });
-          return row;
+          return insertCustomer(trx, outbox, req.body, now);
         });
         setEtag(reply, c.version);
         return reply.code(201).header("location", `/api/v1/customers/${c.id}`).send(c);

@@ -1,15 +1,15 @@
-import { randomUUID } from "node:crypto";
 import { sql } from "kysely";
 import { z } from "zod";
-import { ORDER_STATUSES, type OrderStatus } from "../db/schema.ts";
+import { ORDER_STATUSES } from "../db/schema.ts";
 import { ifMatchVersion, setEtag, versionMismatch } from "../http/etag.ts";
 import { notFound, Problem } from "../http/problem.ts";
-import { providerFor } from "../orders/payments.ts";
+import { payOrder } from "../orders/pay.ts";
+import { orderEventData } from "../orders/place.ts";
 import { TRANSITIONS } from "../orders/pricing.ts";
 import { idParam, ifMatchHeader, timestamp } from "./common.ts";
 import type { Api, Ctx } from "./index.ts";
 import { adjustLevel } from "./inventory.ts";
-import { getOrder, orderEventData, orderOut } from "./orders.ts";
+import { getOrder, orderOut } from "./orders.ts";
 
 // Order status changes (with tracking) and payments. Each change appends to the status history
 // and emits OrderUpdated (a successful payment also PaymentReceived) in the same transaction.
@@ -128,79 +128,7 @@ export async function orderStatusRoutes(api: Api, { db, config, outbox }: Ctx): 
       schema: { tags, params: idParam, body: paymentIn, response: { 201: paymentOut } },
     },
     async (req, reply) => {
-      const { id } = req.params;
-      const { provider, credentials } = providerFor(config, req.body.gateway);
-      const payment = await db.transaction().execute(async (trx) => {
-        const o = await trx
-          .selectFrom("orders")
-          .selectAll()
-          .where("id", "=", id)
-          .forUpdate()
-          .executeTakeFirst();
-        if (!o) throw notFound("order", id);
-        if (o.status !== "pending") {
-          throw new Problem(
-            409,
-            "invalid-transition",
-            "Order not payable",
-            `order ${id} is ${o.status}; only pending orders take payments`,
-          );
-        }
-        const r = await provider.charge(
-          {
-            gateway: req.body.gateway,
-            amountMinor: o.totalMinor,
-            currency: o.currency,
-            orderId: id,
-            simulate: req.body.simulate,
-          },
-          credentials,
-        );
-        const p = await trx
-          .insertInto("payments")
-          .values({
-            id: `pay_${randomUUID()}`,
-            orderId: id,
-            gateway: req.body.gateway,
-            amountMinor: o.totalMinor,
-            currency: o.currency,
-            ...r,
-          })
-          .returningAll()
-          .executeTakeFirstOrThrow();
-        if (r.status === "succeeded") {
-          const to: OrderStatus = "paid";
-          const updated = await trx
-            .updateTable("orders")
-            .set({ status: to, version: sql`version + 1`, updatedAt: new Date() })
-            .where("id", "=", id)
-            .returningAll()
-            .executeTakeFirstOrThrow();
-          await trx
-            .insertInto("orderStatusHistory")
-            .values({
-              orderId: id,
-              fromStatus: o.status,
-              toStatus: to,
-              note: `payment ${p.id}`,
-              at: new Date(),
-            })
-            .execute();
-          await outbox.emit(trx, "PaymentReceived", {
-            paymentId: p.id,
-            orderId: id,
-            gateway: p.gateway,
-            amountMinor: p.amountMinor,
-            currency: p.currency,
-          });
-          await outbox.emit(trx, "OrderUpdated", {
-            ...orderEventData(updated),
-            previousStatus: o.status,
-            trackingNumber: updated.trackingNumber,
-          });
-        }
-        return p;
-      });
+      const payment = await payOrder({ db, config, outbox }, req.params.id, req.body);
       return reply.code(201).send(payment);
     },
   );

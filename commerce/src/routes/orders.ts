@@ -1,17 +1,15 @@
-import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { DB } from "../db/database.ts";
 import { ORDER_STATUSES } from "../db/schema.ts";
 import { setEtag } from "../http/etag.ts";
 import { keyset, page, pageOf, pageQuery } from "../http/pagination.ts";
-import { invalidField, notFound } from "../http/problem.ts";
-import { shippingOf, totals } from "../orders/pricing.ts";
+import { notFound } from "../http/problem.ts";
+import { placeOrder } from "../orders/place.ts";
 import { currencyCode, idParam, timestamp } from "./common.ts";
 import type { Api, Ctx } from "./index.ts";
-import { adjustLevel } from "./inventory.ts";
 import { DEFAULT_STORE } from "./products.ts";
 
-// Orders: lines priced from the catalogue, tax from the localization settings, shipping from the
+// Orders (placing one: orders/place.ts): lines priced from the catalogue, tax from the localization settings, shipping from the
 // configured methods, stock taken in the same transaction, status history from `pending`. Status
 // changes and payments: order-status.ts.
 
@@ -108,25 +106,7 @@ export async function getOrder(db: DB, id: string): Promise<OrderOut> {
   return o;
 }
 
-/** The order event payload (OrderCreated, OrderUpdated). */
-export const orderEventData = (o: {
-  id: string;
-  status: string;
-  totalMinor: number;
-  currency: string;
-  customerId: string | null;
-}) => ({
-  id: o.id,
-  status: o.status,
-  totalMinor: o.totalMinor,
-  currency: o.currency,
-  customerId: o.customerId,
-});
-
 export async function orderRoutes(api: Api, { db, config, outbox }: Ctx): Promise<void> {
-  const currency = config.CONFIG_LOCALIZATION?.currency ?? "USD";
-  const methods = config.CONFIG_SHIPPING_METHODS ?? [];
-
   api.get(
     "/orders",
     {
@@ -172,105 +152,7 @@ export async function orderRoutes(api: Api, { db, config, outbox }: Ctx): Promis
     "/orders",
     { config: { scope: "orders:write" }, schema: { tags, body: orderIn, response: { 201: orderOut } } },
     async (req, reply) => {
-      const b = req.body;
-      const id = `ord_${randomUUID()}`;
-      await db.transaction().execute(async (trx) => {
-        if (b.customerId) {
-          const c = await trx
-            .selectFrom("customers")
-            .select("id")
-            .where("id", "=", b.customerId)
-            .executeTakeFirst();
-          if (!c) throw invalidField("#/customerId", `customer ${b.customerId} does not exist`);
-        }
-        const store = await trx
-          .selectFrom("stores")
-          .select("id")
-          .where("id", "=", b.storeId)
-          .executeTakeFirst();
-        if (!store) throw invalidField("#/storeId", `store ${b.storeId} does not exist`);
-        const byVariant = b.lines.flatMap((l) => (l.variantId ? [l.variantId] : []));
-        const bySku = b.lines.flatMap((l) => (l.sku ? [l.sku] : []));
-        const variants = await trx
-          .selectFrom("variants")
-          .innerJoin("products", "products.id", "variants.productId")
-          .select([
-            "variants.id",
-            "variants.sku",
-            "variants.title",
-            "variants.priceMinor",
-            "variants.currency",
-            "variants.productId",
-            "products.title as productTitle",
-            "products.status",
-          ])
-          .where((eb) =>
-            eb.or([eb("variants.id", "in", [...byVariant, ""]), eb("variants.sku", "in", [...bySku, ""])]),
-          )
-          .execute();
-        const now = new Date();
-        const lines = b.lines.map((l, i) => {
-          const v = variants.find((x) => (l.variantId ? x.id === l.variantId : x.sku === l.sku));
-          const field = l.variantId ? "variantId" : "sku";
-          if (!v) throw invalidField(`#/lines/${i}/${field}`, `no variant ${l.variantId ?? l.sku}`);
-          if (v.status !== "active")
-            throw invalidField(`#/lines/${i}/${field}`, `product of ${v.sku} is ${v.status}`);
-          if (v.currency !== currency)
-            throw invalidField(
-              `#/lines/${i}/${field}`,
-              `${v.sku} is priced in ${v.currency}, the store sells in ${currency}`,
-            );
-          return {
-            id: `oln_${randomUUID()}`,
-            orderId: id,
-            position: i,
-            variantId: v.id,
-            productId: v.productId,
-            sku: v.sku,
-            title: v.productTitle === v.title ? v.title : `${v.productTitle} — ${v.title}`,
-            quantity: l.quantity,
-            unitPriceMinor: v.priceMinor,
-            totalMinor: v.priceMinor * l.quantity,
-          };
-        });
-        const subtotal = lines.reduce((s, l) => s + l.totalMinor, 0);
-        const shipping = shippingOf(methods, b.shippingMethod, b.shippingCountry, subtotal, currency);
-        const t = totals(config, subtotal, shipping);
-        const order = {
-          id,
-          storeId: b.storeId,
-          customerId: b.customerId ?? null,
-          status: "pending" as const,
-          currency,
-          ...t,
-          shippingMethod: b.shippingMethod ?? null,
-          trackingNumber: null,
-          createdAt: now,
-          updatedAt: now,
-        };
-        await trx.insertInto("orders").values(order).execute();
-        await trx.insertInto("orderLines").values(lines).execute();
-        await trx
-          .insertInto("orderStatusHistory")
-          .values({ orderId: id, fromStatus: null, toStatus: "pending", note: null, at: now })
-          .execute();
-        // Stock rows locked in variant order: concurrent orders cannot deadlock on them.
-        const byLock = [...lines.entries()].sort((a, b) => a[1].variantId.localeCompare(b[1].variantId));
-        for (const [i, l] of byLock) {
-          await adjustLevel(trx, outbox, {
-            variantId: l.variantId,
-            storeId: b.storeId,
-            delta: -l.quantity,
-            reason: `order ${id}`,
-            pointer: `#/lines/${i}/quantity`,
-          });
-        }
-        await outbox.mail?.(trx, "OrderConfirmation", id);
-        await outbox.emit(trx, "OrderCreated", {
-          ...orderEventData(order),
-          lines: lines.map((l) => ({ sku: l.sku, quantity: l.quantity, unitPriceMinor: l.unitPriceMinor })),
-        });
-      });
+      const id = await placeOrder({ db, config, outbox }, req.body);
       const o = await getOrder(db, id);
       setEtag(reply, o.version);
       return reply.code(201).header("location", `/api/v1/orders/${id}`).send(o);

@@ -1,0 +1,129 @@
+import { randomUUID } from "node:crypto";
+import type { FastifyInstance } from "fastify";
+import { sql } from "kysely";
+import { z } from "zod";
+import { Problem } from "../http/problem.ts";
+import { RateLimiter } from "../http/ratelimit.ts";
+import { authenticate, register } from "./customers.ts";
+import type { Store } from "./index.ts";
+import { signIn, signOut } from "./session.ts";
+import { AccountBody, RegisterBody, SignInBody } from "./views/account.ts";
+
+// Customer accounts: register, sign in and out, the account page with the order history.
+
+/** A local path to return to after signing in (never another site). */
+const nextPath = (v: unknown) =>
+  typeof v === "string" && /^\/(?![/\\])[\x21-\x7e]*$/.test(v) && v.length < 200 ? v : "/account";
+
+const signInForm = z.object({ email: z.string().trim().max(254), password: z.string().max(200) });
+const registerForm = z.object({
+  name: z.string().trim().min(1, "Enter your name.").max(200),
+  email: z.email("Enter a valid email address.").max(254),
+  password: z.string().min(10, "Choose a password of at least 10 characters.").max(200),
+});
+
+/** Sign-in attempts per email and minute (shared by all replicas: the API's counter table). */
+export const SIGN_IN_ATTEMPTS_PER_MINUTE = 5;
+
+export async function accountRoutes(app: FastifyInstance, store: Store): Promise<void> {
+  const { db } = store;
+  const attempts = new RateLimiter(db, SIGN_IN_ATTEMPTS_PER_MINUTE, randomUUID());
+
+  app.get("/account", async (req, reply) => {
+    const s = store.session(req);
+    const c = s?.customerId
+      ? await db
+          .selectFrom("customers")
+          .select(["name", "email"])
+          .where("id", "=", s.customerId)
+          .executeTakeFirst()
+      : undefined;
+    if (!s?.customerId || !c) return reply.redirect("/account/sign-in?next=/account", 303);
+    const orders = await db
+      .selectFrom("orders")
+      .select((eb) => [
+        "orders.id",
+        "orders.status",
+        "orders.createdAt",
+        "orders.totalMinor",
+        eb
+          .selectFrom("orderLines")
+          .select(sql<number>`coalesce(sum(quantity), 0)::int`.as("n"))
+          .whereRef("orderLines.orderId", "=", "orders.id")
+          .as("items"),
+      ])
+      .where("customerId", "=", s.customerId)
+      .orderBy("createdAt", "desc")
+      .orderBy("id", "desc")
+      .limit(100)
+      .execute();
+    return store.page(req, reply, "Your account", (ctx) =>
+      AccountBody({ ctx, ...c, orders: orders.map((o) => ({ ...o, items: o.items ?? 0 })) }),
+    );
+  });
+
+  app.get("/account/sign-in", async (req, reply) => {
+    const next = nextPath((req.query as { next?: string }).next);
+    return store.page(req, reply, "Sign in", (ctx) => SignInBody({ ctx, next }));
+  });
+
+  app.post("/account/sign-in", async (req, reply) => {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const next = nextPath(body.next);
+    const f = signInForm.safeParse(body);
+    const email = typeof body.email === "string" ? body.email : undefined;
+    if (f.success) {
+      // Guessing passwords is bounded per account, whichever replica or address the guesses come from.
+      const { count, reset } = await attempts.take(`store-sign-in:${f.data.email.toLowerCase()}`);
+      if (count > SIGN_IN_ATTEMPTS_PER_MINUTE) {
+        reply.header("retry-after", String(reset));
+        const error = `Too many sign-in attempts for this email address. Try again in ${reset} seconds.`;
+        return store.page(req, reply, "Sign in", (ctx) => SignInBody({ ctx, next, email, error }), {
+          status: 429,
+        });
+      }
+    }
+    const id = f.success ? await authenticate(store, f.data.email, f.data.password) : undefined;
+    if (!id) {
+      const error = "The email address or password is not right.";
+      return store.page(req, reply, "Sign in", (ctx) => SignInBody({ ctx, next, email, error }), {
+        status: 401,
+      });
+    }
+    store.setSession(req, await signIn(db, req, reply, id));
+    return reply.redirect(next, 303);
+  });
+
+  app.get("/account/register", async (req, reply) => {
+    const next = nextPath((req.query as { next?: string }).next);
+    return store.page(req, reply, "Create an account", (ctx) => RegisterBody({ ctx, next }));
+  });
+
+  app.post("/account/register", async (req, reply) => {
+    const body = (req.body ?? {}) as Record<string, string | undefined>;
+    const next = nextPath(body.next);
+    const again = (error: string) =>
+      store.page(
+        req,
+        reply,
+        "Create an account",
+        (ctx) => RegisterBody({ ctx, next, name: body.name, email: body.email, error }),
+        { status: 422 },
+      );
+    const f = registerForm.safeParse(body);
+    if (!f.success) return again(f.error.issues.map((i) => i.message).join(" "));
+    try {
+      const id = await register(store, f.data);
+      store.setSession(req, await signIn(db, req, reply, id));
+      return reply.redirect(next, 303);
+    } catch (err) {
+      if (err instanceof Problem) return again(err.message);
+      throw err;
+    }
+  });
+
+  app.post("/account/sign-out", async (req, reply) => {
+    await signOut(db, store.session(req), reply);
+    return reply.redirect("/", 303);
+  });
+}
