@@ -2,6 +2,7 @@ import type { KindDefinition } from "./kind.ts";
 import { notificationKind } from "./notification.ts";
 import { scalePlatformKind } from "./scaleplatform.ts";
 import { scalePlatformBackupKind } from "./scaleplatformbackup.ts";
+import { scalePlatformRestoreKind } from "./scaleplatformrestore.ts";
 import { scheduledTaskKind } from "./scheduledtask.ts";
 import { taskExecutionKind } from "./taskexecution.ts";
 
@@ -16,5 +17,6 @@ export const allKinds: readonly KindDefinition[] = [
   taskExecutionKind,
   scalePlatformKind,
   scalePlatformBackupKind,
+  scalePlatformRestoreKind,
   notificationKind,
 ];

@@ -58,6 +58,15 @@ export const BACKUP_COMPONENT = "backup";
 export const LABEL_BACKUP_TYPE = "cronscale.io/backup-type";
 /** On the Job of a ScalePlatformBackup and its pod: the request's name. */
 export const LABEL_BACKUP_REQUEST = "cronscale.io/backup-request";
+/** On the Job, pod and volume of a ScalePlatformRestore: the restore's name. */
+export const LABEL_RESTORE = "cronscale.io/restore";
+/** LABEL_COMPONENT of a restore's Job, pod and volume. */
+export const RESTORE_COMPONENT = "restore";
+/**
+ * On the database StatefulSet: the PVC its data lives on since a restore's cutover (absent: the
+ * StatefulSet's own claim). Written by the restore controller, kept by the platform reconciler.
+ */
+export const ANNOTATION_DATA_CLAIM = "cronscale.io/data-claim";
 
 // --- Notification ----------------------------------------------------------------------------
 

@@ -121,6 +121,21 @@ export function platformBackupRequestJobName(request: string): string {
   return `${request}-bk`;
 }
 
+/** Job of a ScalePlatformRestore (the restore's name is at most 40 characters). */
+export function platformRestoreJobName(restore: string): string {
+  return `${restore}-restore`;
+}
+
+/** The new database volume a ScalePlatformRestore fills (≤ 40 + 4 + 40 characters). */
+export function platformRestoreClaimName(platform: string, restore: string): string {
+  return `${platformDatabaseName(platform)}-${restore}`;
+}
+
+/** The full backup a ScalePlatformRestore requests right after its cutover. */
+export function platformRestoreBackupName(restore: string): string {
+  return `${restore}-after`;
+}
+
 // --- Notification ----------------------------------------------------------------------------
 // One per announced transition: `<source>-<event>-<10 hex>`, the hash over the source's uid, the
 // event and the transition's key, so deciding the same transition twice names the same object.

@@ -1,3 +1,4 @@
+import { ANNOTATION_DATA_CLAIM } from "../../api/v1alpha1/labels.ts";
 import { platformDatabaseName } from "../../api/v1alpha1/names.ts";
 import { needsApply } from "../../runtime/apply.ts";
 import type { KubeObject, ObjectKey, ReconcileContext } from "../../runtime/types.ts";
@@ -70,7 +71,7 @@ export async function desiredChildren(
   const objects: KubeObject[] = [
     desiredConfigMap(inp, data),
     desiredDatabaseService(inp),
-    desiredDatabaseStatefulSet(inp, templateStorage),
+    desiredDatabaseStatefulSet(inp, templateStorage, liveSts?.metadata.annotations?.[ANNOTATION_DATA_CLAIM]),
     desiredAppService(inp),
     desiredAppDeployment(inp, data),
     // The Middlewares before the Ingress that references them (Traefik skips a router whose

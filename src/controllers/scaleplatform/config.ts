@@ -42,8 +42,10 @@ export const PlatformSettingsSchema = z.strictObject({
         .describe("Default platform (app) image when spec.image is empty"),
       database: z
         .string()
-        .default("docker.io/library/postgres:17")
-        .describe("PostgreSQL image of the database (with pgBackRest when platforms set spec.backup)"),
+        .default("ghcr.io/cronscale/postgres:15")
+        .describe(
+          "PostgreSQL image of the database: the project's postgres image (PostgreSQL 15, pgBackRest, password set from the Secret at every start)",
+        ),
       backupRunner: z
         .string()
         .default("docker.io/library/node:24-slim")

@@ -3,6 +3,7 @@ import {
   LABEL_BACKUP_REQUEST,
   LABEL_MANAGED_BY,
   LABEL_PLATFORM,
+  LABEL_RESTORE,
   MANAGED_BY,
 } from "../../api/v1alpha1/labels.ts";
 import type { Manager } from "../../runtime/manager.ts";
@@ -11,6 +12,7 @@ import { BackupRequestReconciler } from "./backup/request.ts";
 import type { PlatformControllerConfig } from "./config.ts";
 import type { HealthProbe } from "./health.ts";
 import { ScalePlatformReconciler } from "./reconciler.ts";
+import { RestoreReconciler } from "./restore/reconciler.ts";
 
 export {
   DEFAULT_PLATFORM_CONFIG,
@@ -77,6 +79,19 @@ function toRequest(o: KubeObject): ObjectKey[] {
   return name ? [{ namespace: o.metadata.namespace ?? "", name }] : [];
 }
 
+const RESTORE: ResourceType = {
+  apiVersion: API_VERSION,
+  kind: "ScalePlatformRestore",
+  plural: "scaleplatformrestores",
+  namespaced: true,
+};
+
+/** A restore's own Job and pods (the cutover is followed by polling every second). */
+function toRestore(o: KubeObject): ObjectKey[] {
+  const name = o.metadata.labels?.[LABEL_RESTORE];
+  return name ? [{ namespace: o.metadata.namespace ?? "", name }] : [];
+}
+
 /** Options of the ScalePlatform controller. */
 export interface RegisterPlatformOptions {
   config: PlatformControllerConfig;
@@ -108,6 +123,15 @@ export function registerScalePlatformControllers(
     for: BACKUP_REQUEST,
     watches: requestTypes.slice(1).map((type) => ({ type, map: toRequest, labelSelector: `${MANAGED}` })),
     reconciler: new BackupRequestReconciler(opts.config, requestCached),
+    workers: 1,
+  });
+  // Restores (ScalePlatformRestore): their Jobs and pods wake them.
+  const restoreCached = new Set([...cached, `${RESTORE.apiVersion}|${RESTORE.kind}`]);
+  manager.addController({
+    name: "scaleplatformrestore",
+    for: RESTORE,
+    watches: requestTypes.slice(1).map((type) => ({ type, map: toRestore, labelSelector: MANAGED })),
+    reconciler: new RestoreReconciler(opts.config, restoreCached),
     workers: 1,
   });
   return reconciler;

@@ -238,4 +238,16 @@ describe.skipIf(reason)("ScalePlatform lifecycle on the real cluster", () => {
     );
     expect(await getObj(ns.name, "pvc", `data-${NAME}-db-0`)).toBeDefined();
   }, 180_000);
+
+  it("created again under the same name: the retained data, with the new Secret's password", async () => {
+    // The new platform generates a new password; the database on the retained volume takes it
+    // at start (the image sets it from POSTGRES_PASSWORD), so the app and psql get in.
+    const r = await applyPlatform(ns.name, NAME, { plan: "Standard", domains: { platform: HOST } });
+    expect(r.code, r.stderr).toBe(0);
+    await waitPhase(ns.name, NAME, "Running", 300_000);
+    expect(await psql(ns.name, `${NAME}-db-0`, "SELECT v FROM kept")).toBe("before-stop");
+    expect((await viaIngress(HOST, "/healthz")).status).toBe(200);
+    const logs = await kubectl(["logs", `${NAME}-db-0`, "-c", "postgres"], { namespace: ns.name });
+    expect(logs.stderr + logs.stdout).toContain("password of");
+  }, 360_000);
 });

@@ -25,9 +25,13 @@ import { addonEnv, nodeImages } from "../addons/support.ts";
 
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
 
-/** Installs (or updates) the ScalePlatform and ScalePlatformBackup CRDs and waits until they are established. */
+/** Installs (or updates) the ScalePlatform, ScalePlatformBackup and ScalePlatformRestore CRDs and waits until they are established. */
 export async function installPlatformCrd(): Promise<void> {
-  for (const crd of ["scaleplatforms.cronscale.io", "scaleplatformbackups.cronscale.io"]) {
+  for (const crd of [
+    "scaleplatforms.cronscale.io",
+    "scaleplatformbackups.cronscale.io",
+    "scaleplatformrestores.cronscale.io",
+  ]) {
     await kubectl(["apply", "--server-side", "--force-conflicts", "-f", `${repoRoot}crds/${crd}.yaml`]);
     await kubectl(["wait", "--for=condition=Established", "--timeout=60s", `crd/${crd}`]);
   }

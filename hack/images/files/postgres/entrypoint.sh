@@ -3,7 +3,8 @@
 # creates the cluster with POSTGRES_USER as superuser, POSTGRES_PASSWORD as its password and
 # the database POSTGRES_DB, and allows connections from anywhere with a password only
 # (scram-sha-256, also on the local socket). Then it runs the server in the foreground on
-# 0.0.0.0:5432. Runs as the image's user postgres (999): initdb wants its user in /etc/passwd.
+# 0.0.0.0:5432. On every later start it first sets the user's password from POSTGRES_PASSWORD.
+# Runs as the image's user postgres (999): initdb wants its user in /etc/passwd.
 set -euo pipefail
 
 if [ -z "${POSTGRES_PASSWORD:-}" ]; then
@@ -37,6 +38,16 @@ host    all       all   0.0.0.0/0  scram-sha-256
 host    all       all   ::/0       scram-sha-256
 HBA
   echo "postgres: initialised $PGDATA (database $POSTGRES_DB, user $POSTGRES_USER)" >&2
+
+# Every later start: the user's password is set from POSTGRES_PASSWORD (the current Secret), so a
+# volume kept from an earlier platform of the same name, or restored from a backup taken under
+# another password, comes up with a working one. Single-user mode: no server, no socket, no
+# password needed. Skipped while a recovery is pending (single-user mode does not run one).
+elif [ ! -e "$PGDATA/recovery.signal" ] && [ ! -e "$PGDATA/standby.signal" ]; then
+  if [ -O "$PGDATA" ]; then chmod 0700 "$PGDATA"; fi
+  printf 'ALTER ROLE "%s" PASSWORD '"'"'%s'"'"';\n' "${POSTGRES_USER//\"/\"\"}" "${POSTGRES_PASSWORD//\'/\'\'}" \
+    | postgres --single -D "$PGDATA" -c jit=off -c password_encryption=scram-sha-256 "$@" postgres >/dev/null
+  echo "postgres: password of $POSTGRES_USER set from POSTGRES_PASSWORD" >&2
 fi
 
 # postgres refuses a data directory that group or others may write; a pod's fsGroup makes the

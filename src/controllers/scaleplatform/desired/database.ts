@@ -1,4 +1,5 @@
 import { toQuantity } from "../../../api/plans.ts";
+import { ANNOTATION_DATA_CLAIM } from "../../../api/v1alpha1/labels.ts";
 import {
   PLATFORM_DB_VOLUME,
   platformDatabaseName,
@@ -24,7 +25,7 @@ import { DB_KEYS } from "./credentials.ts";
 export const DB_PORT = 5432;
 
 /** Where the image keeps its data (PGDATA is a subdirectory of the mount). */
-const DATA_MOUNT = "/var/lib/postgresql/data";
+export const DATA_MOUNT = "/var/lib/postgresql/data";
 
 /** Headless Service of the database (stable name `<platform>-db`). */
 export function desiredDatabaseService(inp: PlatformInputs): KubeObject {
@@ -42,6 +43,9 @@ export function desiredDatabaseService(inp: PlatformInputs): KubeObject {
   };
 }
 
+/** Pod volume of the database's data after a restore (the claim named by ANNOTATION_DATA_CLAIM). */
+export const RESTORED_DATA_VOLUME = "restored-data";
+
 /** The retention policy of the database volume on platform deletion. */
 export function pvcRetention(inp: PlatformInputs): "Retain" | "Delete" {
   return inp.spec.database?.pvcRetention ?? inp.config.pvcRetention;
@@ -50,9 +54,15 @@ export function pvcRetention(inp: PlatformInputs): "Retain" | "Delete" {
 /**
  * The database StatefulSet. `templateStorage` is the size in the live StatefulSet's volume claim
  * template (immutable after creation); when absent the plan's size is used. Growth happens on
- * the PVC itself (see the reconciler), not here.
+ * the PVC itself (see the reconciler), not here. `dataClaim` is the PVC a restore's cutover moved
+ * the data to (the live StatefulSet's ANNOTATION_DATA_CLAIM): mounted in place of the
+ * StatefulSet's own claim, which stays attached but unused (claim templates cannot change).
  */
-export function desiredDatabaseStatefulSet(inp: PlatformInputs, templateStorage?: string): KubeObject {
+export function desiredDatabaseStatefulSet(
+  inp: PlatformInputs,
+  templateStorage?: string,
+  dataClaim?: string,
+): KubeObject {
   const name = platformDatabaseName(nameOf(inp));
   const secret = platformDatabaseSecretName(nameOf(inp));
   const env = (envName: string, key: string) => ({
@@ -64,10 +74,20 @@ export function desiredDatabaseStatefulSet(inp: PlatformInputs, templateStorage?
   const backup = inp.spec.backup;
   const ns = inp.platform.metadata.namespace ?? "";
   const backupVolumes = backup ? pgbackrestVolumes(backup) : { volumes: [], mounts: [] };
+  const dataVolume = dataClaim ? RESTORED_DATA_VOLUME : PLATFORM_DB_VOLUME;
+  const restoredVolumes = dataClaim
+    ? [{ name: RESTORED_DATA_VOLUME, persistentVolumeClaim: { claimName: dataClaim } }]
+    : [];
+  const meta: ReturnType<typeof childMeta> & { annotations?: Record<string, string> } = childMeta(
+    inp,
+    name,
+    "database",
+  );
+  if (dataClaim) meta.annotations = { [ANNOTATION_DATA_CLAIM]: dataClaim };
   return {
     apiVersion: "apps/v1",
     kind: "StatefulSet",
-    metadata: childMeta(inp, name, "database"),
+    metadata: meta,
     spec: {
       serviceName: name,
       replicas: inp.spec.stopped ? 0 : 1,
@@ -117,13 +137,13 @@ export function desiredDatabaseStatefulSet(inp: PlatformInputs, templateStorage?
               },
               securityContext: RESTRICTED_CONTAINER,
               volumeMounts: [
-                { name: PLATFORM_DB_VOLUME, mountPath: DATA_MOUNT },
+                { name: dataVolume, mountPath: DATA_MOUNT },
                 { name: "tmp", mountPath: "/tmp" },
                 ...backupVolumes.mounts,
               ],
             },
           ],
-          volumes: [{ name: "tmp", emptyDir: {} }, ...backupVolumes.volumes],
+          volumes: [{ name: "tmp", emptyDir: {} }, ...restoredVolumes, ...backupVolumes.volumes],
         },
       },
       volumeClaimTemplates: [

@@ -1,0 +1,158 @@
+import { describe, expect, it } from "vitest";
+import type { ScalePlatformSpec } from "../../../api/v1alpha1/scaleplatform.ts";
+import type { ScalePlatformRestore } from "../../../api/v1alpha1/scaleplatformrestore.ts";
+import { platformInputs } from "../desired/common.ts";
+import { desiredDatabaseStatefulSet } from "../desired/database.ts";
+import { makePlatform, TEST_CONFIG } from "../testing.ts";
+import { desiredRestoreJob } from "./desired.ts";
+import { dbServesFrom, jobOutcome, withPhase } from "./status.ts";
+import { checkTarget } from "./target.ts";
+
+const backup = {
+  recoverableFrom: "2026-01-01T02:00:00Z",
+  lastSuccessfulBackup: { label: "20260101-020000F", type: "full" as const, startTime: "a", stopTime: "b" },
+  recentBackups: [{ label: "20260101-020000F", type: "full" as const, startTime: "a", stopTime: "b" }],
+};
+const now = new Date("2026-01-01T05:00:00Z");
+const base = { platformName: "shop", releaseOldVolume: false, oldVolumeTTLHours: 72 };
+
+describe("restore target", () => {
+  it("a time inside the window becomes pgBackRest's time target, promoted", () => {
+    const c = checkTarget({ ...base, targetTime: "2026-01-01T04:00:00Z" }, backup, now);
+    expect(c).toMatchObject({
+      ok: true,
+      args: ["--type=time", "--target=2026-01-01 04:00:00.000+00", "--target-action=promote"],
+    });
+  });
+
+  it("a time outside the window is refused with the window", () => {
+    for (const t of ["2026-01-01T01:59:59Z", "2026-01-01T05:00:01Z"]) {
+      const c = checkTarget({ ...base, targetTime: t }, backup, now);
+      expect(c.ok).toBe(false);
+      if (!c.ok)
+        expect(c.message).toBe(
+          `spec.targetTime ${t} is outside the recoverable window 2026-01-01T02:00:00Z to 2026-01-01T05:00:00Z`,
+        );
+    }
+  });
+
+  it("a named backup must be one of the platform's; latest has no options; no backup refuses", () => {
+    expect(checkTarget({ ...base, backupLabel: "20260101-020000F" }, backup, now)).toMatchObject({
+      ok: true,
+      args: ["--set=20260101-020000F", "--type=immediate", "--target-action=promote"],
+    });
+    const unknown = checkTarget({ ...base, backupLabel: "20250101-020000F" }, backup, now);
+    expect(unknown.ok ? "" : unknown.message).toContain("is not one of the platform's backups");
+    expect(checkTarget(base, backup, now)).toMatchObject({ ok: true, target: "latest", args: [] });
+    expect(checkTarget(base, undefined, now)).toMatchObject({ ok: false, window: "none (no backup yet)" });
+  });
+});
+
+describe("restore children and status", () => {
+  const S3 = {
+    repository: {
+      s3: {
+        endpoint: "s3.kube-system.svc:443",
+        bucket: "backups",
+        credentialsSecretRef: { name: "s3-creds" },
+        caRef: { configMapName: "kube-root-ca.crt" },
+      },
+    },
+  };
+  const p = makePlatform("shop", { backup: S3 } as unknown as Partial<ScalePlatformSpec>);
+  const inp = platformInputs(p, p.spec, TEST_CONFIG, { certManager: false, customMetrics: false });
+  const r: ScalePlatformRestore = {
+    apiVersion: "cronscale.io/v1alpha1",
+    kind: "ScalePlatformRestore",
+    metadata: { name: "pitr", namespace: "ns", generation: 1, uid: "u1" },
+    spec: base,
+  };
+
+  it("the Job mounts the new volume, runs the database image with the repository's environment, one option a line", () => {
+    const job = desiredRestoreJob(inp, r, "pitr-restore", "shop-db-pitr", ["--type=time", "--target=a b"]);
+    const pod = (job.spec as { template: { spec: Record<string, unknown> } }).template.spec as {
+      containers: { image: string; env: { name: string; value?: string }[] }[];
+      volumes: { name: string; persistentVolumeClaim?: { claimName: string } }[];
+    };
+    expect(pod.volumes[0]).toEqual({ name: "data", persistentVolumeClaim: { claimName: "shop-db-pitr" } });
+    const env = Object.fromEntries(pod.containers[0]?.env.map((e) => [e.name, e.value]) ?? []);
+    expect(env.RESTORE_ARGS).toBe("--type=time\n--target=a b");
+    expect(env.PGBACKREST_REPO1_TYPE).toBe("s3");
+    expect(job.metadata.ownerReferences?.[0]).toMatchObject({ kind: "ScalePlatformRestore", name: "pitr" });
+  });
+
+  it("after a cutover the StatefulSet mounts the restored claim and records it", () => {
+    const sts = desiredDatabaseStatefulSet(inp, undefined, "shop-db-pitr") as unknown as {
+      metadata: { annotations?: Record<string, string> };
+      spec: {
+        template: {
+          spec: {
+            containers: { volumeMounts: { name: string; mountPath: string }[] }[];
+            volumes: { name: string }[];
+          };
+        };
+      };
+    };
+    expect(sts.metadata.annotations).toEqual({ "cronscale.io/data-claim": "shop-db-pitr" });
+    const mount = sts.spec.template.spec.containers[0]?.volumeMounts[0];
+    expect(mount).toEqual({ name: "restored-data", mountPath: "/var/lib/postgresql/data" });
+    expect(sts.spec.template.spec.volumes).toContainEqual({
+      name: "restored-data",
+      persistentVolumeClaim: { claimName: "shop-db-pitr" },
+    });
+    const plain = desiredDatabaseStatefulSet(inp) as unknown as typeof sts;
+    expect(plain.metadata.annotations).toBeUndefined();
+    expect(plain.spec.template.spec.containers[0]?.volumeMounts[0]?.name).toBe("data");
+  });
+
+  it("phases set Complete with observedGeneration; a Job's outcome and the database on the new claim are read", () => {
+    const s = withPhase(
+      r,
+      "Failed",
+      "refused: x",
+      now,
+      {},
+      { status: "False", reason: "TargetOutsideWindow", message: "x" },
+    );
+    expect(s.conditions?.map((c) => [c.type, c.status, c.reason, c.observedGeneration])).toEqual([
+      ["Valid", "False", "TargetOutsideWindow", 1],
+      ["Complete", "False", "Failed", 1],
+    ]);
+    expect(s.completionTime).toBe("2026-01-01T05:00:00Z");
+    const job = { apiVersion: "batch/v1", kind: "Job", metadata: { name: "j" }, status: {} };
+    expect(jobOutcome(job, [])).toEqual({ done: false });
+    const failed = {
+      ...job,
+      status: { conditions: [{ type: "Failed", status: "True", message: "BackoffLimitExceeded" }] },
+    };
+    const pod = {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "p" },
+      status: {
+        containerStatuses: [{ state: { terminated: { message: "ERROR: [075]: no backup set found" } } }],
+      },
+    };
+    expect(jobOutcome(failed, [pod])).toEqual({
+      done: true,
+      ok: false,
+      message: "ERROR: [075]: no backup set found",
+    });
+    const db = (claim: string, created: string, ready: boolean) => ({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "shop-db-0", creationTimestamp: created },
+      spec: { volumes: [{ name: "restored-data", persistentVolumeClaim: { claimName: claim } }] },
+      status: { conditions: [{ type: "Ready", status: ready ? "True" : "False" }] },
+    });
+    const since = Date.parse("2026-01-01T05:00:00Z");
+    expect(dbServesFrom(db("shop-db-pitr", "2026-01-01T05:00:03Z", true), "shop-db-pitr", since)).toBe(true);
+    expect(dbServesFrom(db("shop-db-pitr", "2026-01-01T05:00:03Z", false), "shop-db-pitr", since)).toBe(
+      false,
+    );
+    expect(dbServesFrom(db("data-shop-db-0", "2026-01-01T05:00:03Z", true), "shop-db-pitr", since)).toBe(
+      false,
+    );
+    expect(dbServesFrom(db("shop-db-pitr", "2026-01-01T04:00:00Z", true), "shop-db-pitr", since)).toBe(false);
+  });
+});

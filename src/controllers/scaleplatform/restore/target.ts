@@ -1,0 +1,68 @@
+import type { BackupStatus } from "../../../api/v1alpha1/scaleplatform-backup.ts";
+import type { ScalePlatformRestoreSpec } from "../../../api/v1alpha1/scaleplatformrestore.ts";
+import { formatTime } from "../../../runtime/conditions.ts";
+
+// The restore target against the platform's recoverable window. The window starts at the oldest
+// backup's start (status.backup.recoverableFrom) and ends now: WAL is archived continuously, at
+// most archiveTimeoutSeconds behind (status.backup.recoverableUntil is only as of the last backup
+// run, so it would refuse every point since). A time target must also lie before the last
+// transaction archived: PostgreSQL ends a recovery that does not reach its target with an error,
+// which fails the Job and leaves the platform untouched. Pure.
+
+/** A checked target: pgBackRest's restore options, or why it is refused. */
+export type CheckedTarget =
+  | { ok: true; args: string[]; target: string; window: string }
+  | { ok: false; message: string; window: string };
+
+/** Human-readable window, as the refusal and the status print it. */
+export function windowText(backup: BackupStatus | undefined, now: Date): string {
+  if (!backup?.recoverableFrom) return "none (no backup yet)";
+  return `${backup.recoverableFrom} to ${formatTime(now)}`;
+}
+
+/** Checks `spec`'s target against `backup` (the platform's status.backup) at `now`. */
+export function checkTarget(
+  spec: ScalePlatformRestoreSpec,
+  backup: BackupStatus | undefined,
+  now: Date,
+): CheckedTarget {
+  const window = windowText(backup, now);
+  if (!backup?.recoverableFrom || !backup.lastSuccessfulBackup)
+    return { ok: false, window, message: "the platform has no backup yet: nothing to restore" };
+  if (spec.backupLabel) {
+    const known = backup.recentBackups?.map((b) => b.label) ?? [];
+    if (!known.includes(spec.backupLabel))
+      return {
+        ok: false,
+        window,
+        message: `spec.backupLabel ${spec.backupLabel} is not one of the platform's backups (status.backup.recentBackups: ${known.join(", ") || "none"})`,
+      };
+    return {
+      ok: true,
+      window,
+      target: `backup ${spec.backupLabel}`,
+      args: [`--set=${spec.backupLabel}`, "--type=immediate", "--target-action=promote"],
+    };
+  }
+  if (spec.targetTime) {
+    const t = Date.parse(spec.targetTime);
+    const from = Date.parse(backup.recoverableFrom);
+    if (Number.isNaN(t))
+      return { ok: false, window, message: `spec.targetTime ${spec.targetTime} is not a time` };
+    if (t < from || t > now.getTime())
+      return {
+        ok: false,
+        window,
+        message: `spec.targetTime ${spec.targetTime} is outside the recoverable window ${window}`,
+      };
+    const iso = new Date(t).toISOString().replace("T", " ").replace("Z", "+00");
+    return {
+      ok: true,
+      window,
+      target: `time ${spec.targetTime}`,
+      args: ["--type=time", `--target=${iso}`, "--target-action=promote"],
+    };
+  }
+  // Latest: replay every archived WAL segment, then promote (PostgreSQL's end-of-recovery default).
+  return { ok: true, window, target: "latest", args: [] };
+}
