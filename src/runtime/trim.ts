@@ -25,7 +25,8 @@ function isPlainObject(x: unknown): x is Record<string, unknown> {
  * security context and resources; after this they hold one.
  */
 function share(value: unknown, reference: unknown): [unknown, boolean] {
-  if (value === reference) return [value, true];
+  // Equal strings are distinct copies: keep the reference's.
+  if (value === reference) return [reference, true];
   if (typeof value === "string") return value === reference ? [reference, true] : [value, false];
   if (Array.isArray(value)) {
     const ref = Array.isArray(reference) ? reference : [];
