@@ -29,7 +29,9 @@ COPY src ./src
 # What the final stage takes is gathered in /out, so that it is copied in one layer. The prune is
 # --offline: it only removes, but online it would ask the registry about every optional
 # platform package it does not install.
-RUN npm run build \
+# src/cron reads the zone files (TZif) of the base image's tzdata: refuse a base without them.
+RUN test -f /usr/share/zoneinfo/Europe/Berlin || { echo "BASE has no tzdata (/usr/share/zoneinfo)" >&2; exit 1; } \
+ && npm run build \
  && npm prune --omit=dev --offline --ignore-scripts --no-audit --no-fund --cache /tmp/.npm \
  && rm -rf /tmp/.npm \
  && mkdir /out && mv package.json node_modules dist /out/

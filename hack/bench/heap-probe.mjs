@@ -2,6 +2,7 @@
 // full GC and writes the process's memory figures to $BENCH_MEMORY_FILE. The operator's own code
 // is the dist/ as shipped; this only reads memory from inside.
 import { readFileSync, writeFileSync } from "node:fs";
+import { getHeapStatistics } from "node:v8";
 
 process.on("SIGUSR2", () => {
   globalThis.gc?.();
@@ -10,6 +11,8 @@ process.on("SIGUSR2", () => {
   const m = process.memoryUsage();
   const out = {
     heapUsedAfterGc: m.heapUsed,
+    heapLimit: getHeapStatistics().heap_size_limit,
+    external: m.external,
     rss: m.rss,
     vmHwm: kib("VmHWM") * 1024,
     vmRss: kib("VmRSS") * 1024,

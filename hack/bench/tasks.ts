@@ -48,6 +48,7 @@ const { values } = parseArgs({
     // Memory at a size where the raw runs would take too long on a shared machine: one cold
     // operator run, no raw writer, so no ratio.
     "operator-only": { type: "boolean", default: false },
+    "node-options": { type: "string" },
   },
 });
 const N = Number(values.count);
@@ -62,6 +63,13 @@ const TASK_TYPE = {
   namespaced: true,
 };
 const CRONJOB_TYPE = { apiVersion: "batch/v1", kind: "CronJob", plural: "cronjobs", namespaced: true };
+
+// The operator runs with the heap limits the chart gives it (values.yaml `nodeOptions`), as shipped;
+// `--node-options` overrides them (e.g. "" for V8's defaults).
+const chartValues = parse(readFileSync(`${root}charts/cronscale/values.yaml`, "utf8")) as {
+  nodeOptions?: string;
+};
+const NODE_OPTIONS = values["node-options"] ?? chartValues.nodeOptions ?? "";
 
 const kc = new KubeConfig();
 kc.loadFromDefault();
@@ -185,6 +193,7 @@ async function startOperator(ns: string): Promise<Operator> {
       ...process.env,
       KUBECONFIG: proxy.kubeconfigFor(`${tmp}-op.kubeconfig`),
       BENCH_MEMORY_FILE: `${tmp}-mem.json`,
+      NODE_OPTIONS,
     },
   });
   const exited = new Promise<void>((r) => child.on("exit", () => r()));
@@ -202,7 +211,14 @@ async function ready(op: Operator): Promise<void> {
   }
 }
 
-async function memory(op: Operator): Promise<{ vmHwmMiB: number; heapAfterGcMiB: number }> {
+interface Memory {
+  vmHwmMiB: number;
+  heapAfterGcMiB: number;
+  externalMiB: number;
+  heapLimitMiB: number;
+}
+
+async function memory(op: Operator): Promise<Memory> {
   rmSync(`${tmp}-mem.json`, { force: true });
   op.child.kill("SIGUSR2");
   while (!existsSync(`${tmp}-mem.json`) || readFileSync(`${tmp}-mem.json`, "utf8") === "") await sleep(50);
@@ -210,6 +226,8 @@ async function memory(op: Operator): Promise<{ vmHwmMiB: number; heapAfterGcMiB:
   return {
     vmHwmMiB: +(m.vmHwm / 1048576).toFixed(0),
     heapAfterGcMiB: +(m.heapUsedAfterGc / 1048576).toFixed(0),
+    externalMiB: +(m.external / 1048576).toFixed(0),
+    heapLimitMiB: +(m.heapLimit / 1048576).toFixed(0),
   };
 }
 
@@ -221,7 +239,7 @@ async function stopOperator(op: Operator): Promise<void> {
 interface Sample {
   seconds: number;
   requests: Record<string, VerbStats>;
-  memory?: { vmHwmMiB: number; heapAfterGcMiB: number };
+  memory?: Memory;
   steadyWrites?: number;
   writesAcrossRestart?: number;
 }
@@ -330,7 +348,9 @@ async function main() {
   try {
     if (values["operator-only"]) {
       const sample = await coldOperator(false);
-      console.log(JSON.stringify({ count: N, workers: W, operatorOnly: sample }, null, 2));
+      console.log(
+        JSON.stringify({ count: N, workers: W, nodeOptions: NODE_OPTIONS, operatorOnly: sample }, null, 2),
+      );
       return;
     }
     const raw: Sample[] = [];
@@ -352,6 +372,7 @@ async function main() {
     const result: Record<string, unknown> = {
       count: N,
       workers: W,
+      nodeOptions: NODE_OPTIONS,
       rounds: ROUNDS,
       cold: summary(raw, op),
       steadyStateSeconds: STEADY,

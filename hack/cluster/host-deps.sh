@@ -2,7 +2,8 @@
 # Installs the Debian packages the local cluster's real node needs, only those missing:
 # containerd, runc, the CNI plugins, iptables (kube-proxy), iproute2 (netns/veth), util-linux
 # (nsenter, mount), openssl (certs), conntrack (kube-proxy's stale-flow cleanup), procps, and
-# chromium (the dashboard's browser tests drive Debian's Chromium with playwright-core).
+# chromium (the dashboard's browser tests drive Debian's Chromium with playwright-core), tzdata
+# (src/cron reads the TZif zone files, as the cluster's scheduler does).
 # Idempotent: with everything present it runs no apt command at all.
 set -euo pipefail
 
@@ -19,6 +20,7 @@ declare -A probe=(
   [procps]=/usr/bin/pgrep
   [postgresql-15]=/usr/lib/postgresql/15/bin/postgres
   [chromium]=/usr/bin/chromium
+  [tzdata]=/usr/share/zoneinfo/Europe/Berlin
 )
 
 missing=()

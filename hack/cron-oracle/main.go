@@ -23,6 +23,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -178,9 +179,49 @@ func listZones() error {
 	return nil
 }
 
+// exportZones writes every TZif file of Go's bundled tzdata under dir, so the operator's own
+// TZif reader (src/cron/zone.ts, via $ZONEINFO) and this oracle read the very same bytes.
+func exportZones(dir string) error {
+	zr, err := zip.OpenReader(filepath.Join(runtime.GOROOT(), "lib", "time", "zoneinfo.zip"))
+	if err != nil {
+		return err
+	}
+	defer zr.Close()
+	for _, f := range zr.File {
+		if strings.HasSuffix(f.Name, "/") || strings.Contains(f.Name, "..") {
+			continue
+		}
+		rc, err := f.Open()
+		if err != nil {
+			return err
+		}
+		data, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(dir, f.Name)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(dst, data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func main() {
 	list := flag.Bool("list-zones", false, "print the zone names of Go's bundled tzdata and exit")
+	export := flag.String("export-zones", "", "write Go's bundled tzdata as TZif files under this directory and exit")
 	flag.Parse()
+	if *export != "" {
+		if err := exportZones(*export); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *list {
 		if err := listZones(); err != nil {
 			fmt.Fprintln(os.Stderr, err)

@@ -1,4 +1,5 @@
 import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, renameSync, rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 // Runs the robfig/cron v3 oracle (main.go) over a batch of requests in one process.
@@ -36,13 +37,32 @@ export function oraclePath(): string {
   return built;
 }
 
+let zoneDir: string | undefined;
+
 /**
- * Go's own tzdata, not the system's: it is the copy closest in version to Node's ICU data, and
- * the one kube-apiserver/kube-controller-manager fall back to when the host has none.
+ * Go's own tzdata as a directory of TZif files (cached beside the oracle binary, per binary):
+ * the test points both the oracle and src/cron (through $ZONEINFO, which both read first) at it,
+ * so next-run times are compared on the very same zone data.
  */
+export function zoneinfoDir(): string {
+  if (!zoneDir) {
+    const bin = oraclePath();
+    const dir = `${bin}.zoneinfo`;
+    if (!existsSync(`${dir}/UTC`)) {
+      const tmp = `${dir}.tmp.${process.pid}`;
+      rmSync(tmp, { recursive: true, force: true });
+      execFileSync(bin, ["-export-zones", tmp], { stdio: ["ignore", "ignore", "inherit"] });
+      rmSync(dir, { recursive: true, force: true });
+      renameSync(tmp, dir);
+    }
+    zoneDir = dir;
+  }
+  return zoneDir;
+}
+
+/** The oracle's environment: $ZONEINFO names the exported Go tzdata. */
 export function oracleEnv(): NodeJS.ProcessEnv {
-  const goroot = execFileSync("go", ["env", "GOROOT"], { encoding: "utf8" }).trim();
-  return { ...process.env, ZONEINFO: `${goroot}/lib/time/zoneinfo.zip` };
+  return { ...process.env, ZONEINFO: zoneinfoDir() };
 }
 
 /** Sends every request through one oracle process and returns the answers in order. */

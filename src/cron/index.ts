@@ -3,6 +3,6 @@
 export { formatInZone } from "./format.ts";
 export { nextAfter, nextRuns } from "./next.ts";
 export { normalize, parseSchedule, ScheduleError, validateSchedule } from "./parse.ts";
-export { validateTimezone } from "./timezone.ts";
+export { validateTimezone, validateTimezoneName } from "./timezone.ts";
 export type { CronField, CronSchedule, ValidationIssue } from "./types.ts";
 export { CRON_FIELDS } from "./types.ts";

@@ -1,7 +1,7 @@
 import { goAddDate, goDate, goTruncate, wall } from "./gotime.ts";
 import { parseSchedule } from "./parse.ts";
 import type { CronSchedule } from "./types.ts";
-import { intlKnowsZone } from "./zone.ts";
+import { knowsZone } from "./zone.ts";
 
 // A port of robfig/cron v3's SpecSchedule.Next (the scheduler inside the Kubernetes CronJob
 // controller), written from its documented algorithm: find the first matching month, then day,
@@ -135,7 +135,7 @@ function sameOffsetThroughout(zone: string, a: number, b: number): boolean {
  */
 export function nextRuns(expr: string, zone: string, from: Date, count: number): Date[] {
   const s = parseSchedule(expr);
-  if (!intlKnowsZone(zone)) throw new RangeError(`unknown time zone "${zone}"`);
+  if (!knowsZone(zone)) throw new RangeError(`unknown time zone "${zone}"`);
   const out: Date[] = [];
   let t = from;
   for (let i = 0; i < count; i++) {

@@ -1,13 +1,11 @@
 import type { ValidationIssue } from "./types.ts";
-import { intlKnowsZone } from "./zone.ts";
+import { knowsZone } from "./zone.ts";
 import { GO_ZONE_NAMES } from "./zones.generated.ts";
 
-// Two databases must agree on a zone: Go's tzdata decides what Kubernetes accepts in the
-// CronJob's spec.timeZone and when the Job fires; Node's ICU data (Intl) is what this operator
-// computes next-run times with. A zone is accepted only when both know it under exactly this
-// spelling. Go's lookup is case-sensitive and has no fixed offsets ("+05:00") or "Local";
-// ICU is case-insensitive and accepts offsets, so ICU alone would let through names the API
-// server then refuses.
+// A zone must be one Kubernetes accepts in the CronJob's spec.timeZone (Go's time.LoadLocation:
+// the names of Go's tzdata, GO_ZONE_NAMES) and whose TZif data this operator can read to compute
+// next-run times (zone.ts). Go's lookup is case-sensitive and has no fixed offsets ("+05:00") or
+// "Local" for CronJobs, so those are refused with a hint.
 
 // kube-apiserver's per-component rule for spec.timeZone (pkg/apis/batch/validation).
 const K8S_PART = /^[A-Za-z.\-_0-9+]{1,14}$/;
@@ -19,8 +17,11 @@ function issue(value: string, rule: string, text: string): ValidationIssue {
   return { field: "timezone", path: "spec.timezone", value, rule, message: `spec.timezone: ${text}` };
 }
 
-/** Validates an IANA zone name as Kubernetes (Go tzdata) and Node (ICU) both accept it. */
-export function validateTimezone(zone: string): ValidationIssue[] {
+/**
+ * Validates the name alone, as Kubernetes (Go's tzdata names) accepts it: what the CRD's CEL rule
+ * enumerates, the same on every machine whatever zone files it has.
+ */
+export function validateTimezoneName(zone: string): ValidationIssue[] {
   if (zone === "") return [issue(zone, "required", "must not be empty")];
   if (zone.toLowerCase() === "local") {
     return [issue(zone, "local", `"${zone}" is not allowed; name an IANA zone such as "Europe/Berlin"`)];
@@ -44,7 +45,14 @@ export function validateTimezone(zone: string): ValidationIssue[] {
       : `; use an IANA zone name such as "Europe/Berlin"`;
     return [issue(zone, "unknown-zone", `unknown time zone "${zone}"${hint}`)];
   }
-  if (!intlKnowsZone(zone)) {
+  return [];
+}
+
+/** Validates an IANA zone name as Kubernetes (Go tzdata) accepts it and this operator can read it. */
+export function validateTimezone(zone: string): ValidationIssue[] {
+  const nameIssues = validateTimezoneName(zone);
+  if (nameIssues.length > 0) return nameIssues;
+  if (!knowsZone(zone)) {
     return [issue(zone, "unsupported-zone", `time zone "${zone}" is not in this operator's time zone data`)];
   }
   return [];

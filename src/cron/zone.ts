@@ -1,96 +1,73 @@
-// UTC offsets of an IANA zone at an instant, from the ICU time zone data built into Node (Intl),
-// memoised per zone and UTC hour. Next-run computation asks for many offsets close together
-// (robfig steps minute by minute and hour by hour), and Intl costs microseconds per call.
+import { readFileSync } from "node:fs";
+import { parseTzif, type Span, type TzifZone, tzifSpan } from "./tzif.ts";
 
-const HOUR = 3_600_000;
-const MAX_CACHED_HOURS = 200_000;
+// UTC offsets of an IANA zone, from the TZif files Go's time.LoadLocation reads — the data
+// kube-controller-manager fires CronJobs by — found the way Go finds them: the directory named
+// by $ZONEINFO, then the system's zoneinfo directories. The operator's image carries the
+// system's (Debian's tzdata package); the cluster's controller manager reads its own host's or
+// container's copy, so keeping both on a current tzdata keeps them in step.
 
-const formatters = new Map<string, Intl.DateTimeFormat>();
+const SYSTEM_SOURCES = [
+  "/usr/share/zoneinfo",
+  "/usr/share/lib/zoneinfo",
+  "/usr/lib/locale/TZ",
+  "/etc/zoneinfo",
+];
 
-function formatter(zone: string): Intl.DateTimeFormat {
-  let f = formatters.get(zone);
-  if (!f) {
-    f = new Intl.DateTimeFormat("en-US", {
-      timeZone: zone,
-      hourCycle: "h23",
-      era: "short",
-      year: "numeric",
-      month: "numeric",
-      day: "numeric",
-      hour: "numeric",
-      minute: "numeric",
-      second: "numeric",
-    });
-    formatters.set(zone, f);
-  }
-  return f;
+const loaded = new Map<string, TzifZone | undefined>();
+// The last span looked up per zone: next-run search asks for many offsets close together.
+const lastSpan = new Map<TzifZone, Span>();
+
+function sources(): string[] {
+  const env = process.env.ZONEINFO;
+  return env ? [env, ...SYSTEM_SOURCES] : SYSTEM_SOURCES;
 }
 
-/** Offset in ms (local wall clock minus UTC) straight from Intl, at whole-second precision. */
-function intlOffset(zone: string, ms: number): number {
-  const instant = Math.floor(ms / 1000) * 1000;
-  const p: Record<string, number> = {};
-  let bc = false;
-  for (const part of formatter(zone).formatToParts(instant)) {
-    if (part.type === "era") bc = part.value.startsWith("B");
-    else if (part.type !== "literal") p[part.type] = Number(part.value);
-  }
-  const d = new Date(0);
-  d.setUTCFullYear(bc ? 1 - (p.year ?? 0) : (p.year ?? 0), (p.month ?? 1) - 1, p.day ?? 1);
-  d.setUTCHours(p.hour ?? 0, p.minute ?? 0, p.second ?? 0, 0);
-  return d.getTime() - instant;
+/** Go's rule: no "..", no absolute paths. */
+function safeName(zone: string): boolean {
+  return (
+    zone !== "" && !zone.startsWith("/") && !zone.startsWith("\\") && !zone.split(/[/\\]/).includes("..")
+  );
 }
 
-/** Per UTC hour: the offset at its start, and (rarely) the instant and offset of a change inside it. */
-interface HourEntry {
-  start: number;
-  changeAt?: number;
-  after?: number;
-}
-
-const hourCache = new Map<string, Map<number, HourEntry>>();
-
-function hourEntry(zone: string, hourIndex: number): HourEntry {
-  let zoneCache = hourCache.get(zone);
-  if (!zoneCache) {
-    zoneCache = new Map();
-    hourCache.set(zone, zoneCache);
-  }
-  const hit = zoneCache.get(hourIndex);
-  if (hit) return hit;
-  if (zoneCache.size > MAX_CACHED_HOURS) zoneCache.clear();
-  const t0 = hourIndex * HOUR;
-  const start = intlOffset(zone, t0);
-  const end = intlOffset(zone, t0 + HOUR - 1000);
-  const entry: HourEntry = { start };
-  if (end !== start) {
-    // Bisect to the first second with the new offset. Zones change offset at most once an hour.
-    let lo = t0; // offset === start here
-    let hi = t0 + HOUR - 1000; // offset !== start here
-    while (hi - lo > 1000) {
-      const mid = lo + Math.floor((hi - lo) / 2000) * 1000;
-      if (intlOffset(zone, mid) === start) lo = mid;
-      else hi = mid;
+/**
+ * The zone's TZif data, or undefined when no source has it. Read once per zone and process
+ * ($ZONEINFO included: reading the environment on every lookup would cost more than the lookup).
+ */
+function load(zone: string): TzifZone | undefined {
+  const key = zone;
+  const hit = loaded.get(key);
+  if (hit !== undefined || loaded.has(key)) return hit;
+  let found: TzifZone | undefined;
+  if (safeName(zone) && zone !== "UTC") {
+    for (const dir of sources()) {
+      try {
+        found = parseTzif(readFileSync(`${dir}/${zone}`));
+        break;
+      } catch {
+        // not in this source (or not a TZif file): try the next, as Go does
+      }
     }
-    entry.changeAt = hi;
-    entry.after = end;
   }
-  zoneCache.set(hourIndex, entry);
-  return entry;
+  loaded.set(key, found);
+  return found;
 }
 
-/** UTC offset (ms) of `zone` at instant `ms`. */
+/** UTC offset (ms, local wall clock minus UTC) of `zone` at instant `ms`; "UTC" needs no file. */
 export function zoneOffset(zone: string, ms: number): number {
-  const e = hourEntry(zone, Math.floor(ms / HOUR));
-  return e.changeAt !== undefined && ms >= e.changeAt ? (e.after ?? e.start) : e.start;
+  if (zone === "UTC") return 0;
+  const z = load(zone);
+  if (!z) throw new RangeError(`unknown time zone "${zone}"`);
+  const sec = Math.floor(ms / 1000);
+  let span = lastSpan.get(z);
+  if (!span || sec < span.start || sec >= span.end) {
+    span = tzifSpan(z, sec);
+    lastSpan.set(z, span);
+  }
+  return span.offset * 1000;
 }
 
-/** True when Intl (ICU) knows the zone, in any spelling. */
-export function intlKnowsZone(zone: string): boolean {
-  try {
-    formatter(zone);
-    return true;
-  } catch {
-    return false;
-  }
+/** True when the zone's TZif data is found (exact spelling, as Go's lookup is case-sensitive). */
+export function knowsZone(zone: string): boolean {
+  return zone === "UTC" || load(zone) !== undefined;
 }

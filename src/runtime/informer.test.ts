@@ -101,6 +101,26 @@ describe("Informer", () => {
     await informer.stop();
   });
 
+  it("a relist keeps the cached copy of every object that did not change (one copy in memory)", async () => {
+    const { client, source, informer, clock } = await setup();
+    client.seed(cm("same"));
+    client.seed(cm("changed"));
+    informer.start();
+    await informer.waitForSync();
+    await settle();
+    const before = { same: informer.get("ns/same"), changed: informer.get("ns/changed") };
+    source.breakWatches();
+    await client.apply(cm("changed", { x: "1" }));
+    source.compact();
+    source.reconnect();
+    clock.advance(2000);
+    await settle(50);
+    expect(informer.get("ns/changed")?.data).toEqual({ x: "1" });
+    expect(informer.get("ns/changed")).not.toBe(before.changed);
+    expect(informer.get("ns/same")).toBe(before.same);
+    await informer.stop();
+  });
+
   it("resumes from the last resourceVersion after a clean close without relisting", async () => {
     const { client, source, informer, seen, clock } = await setup();
     informer.start();

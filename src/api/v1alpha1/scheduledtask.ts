@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { validateTimezone } from "../../cron/index.ts";
+import { validateTimezoneName } from "../../cron/index.ts";
 import { GO_ZONE_NAMES } from "../../cron/zones.generated.ts";
 import type { KubeObject } from "../../runtime/types.ts";
 import { TASK_PLANS } from "../task-plans.ts";
@@ -11,7 +11,7 @@ import { SCHEDULE_MAX_LENGTH, scheduleCelRules } from "./schedule-rules.ts";
 // ScheduledTask (spec 2.1, 3.1, 8.1). Every rule of the spec is checked by the apiserver at
 // `kubectl apply` (OpenAPI bounds + CEL below), so there is no admission webhook to operate:
 // the cron grammar is a per-field regex, the timezone an enumerated list generated from Go's
-// tzdata that the cron module's validateTimezone() also accepts (one source of truth). The operator re-validates anyway (defence in depth).
+// tzdata that the cron module's validateTimezoneName() also accepts (one source of truth). The operator re-validates anyway (defence in depth).
 
 /** Longest task name: the CronJob carries it and Kubernetes limits CronJob names to 52. */
 export const TASK_NAME_MAX_LENGTH = 52;
@@ -41,7 +41,7 @@ export type ExecutionResult = (typeof EXECUTION_RESULTS)[number];
 
 // A CEL `in` over ~600 string literals: estimated cost is a few thousand units, far under the
 // per-rule budget (1,000,000), and measured by the CRD install in the integration tests.
-const TIMEZONES = [...GO_ZONE_NAMES].filter((z) => validateTimezone(z).length === 0).sort();
+const TIMEZONES = [...GO_ZONE_NAMES].filter((z) => validateTimezoneName(z).length === 0).sort();
 const timezoneRule = `self in [${TIMEZONES.map((z) => `'${z}'`).join(", ")}]`;
 
 const envVarSchema = z

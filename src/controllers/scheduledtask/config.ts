@@ -14,7 +14,7 @@ export interface TaskControllerConfig {
   startupAllowanceSeconds: number;
   /** Seconds a finished Job (and its pod and logs) lingers before Kubernetes deletes it. */
   jobTtlSecondsAfterFinished: number;
-  /** Days a TaskExecution is kept after completion (spec 8.1: 7). */
+  /** Days a TaskExecution is kept after completion (7 by default: docs/scheduled-tasks.md, "What is kept where"). */
   executionRetentionDays: number;
   /** Most TaskExecutions kept per task; older ones are deleted first. */
   maxExecutionsPerTask: number;

@@ -88,7 +88,7 @@ function laterOf(...times: (string | undefined)[]): string | undefined {
   return best;
 }
 
-/** Phase by the rules of spec 3.1 (see README "Task states"). */
+/** Phase by the rules in docs/scheduled-tasks.md ("Billing" lists them: Pending, Running, Failed, Stopped). */
 export function taskPhase(input: StatusInputs): TaskPhase {
   if (input.invalid) return "Failed";
   if (input.spec?.suspend) return "Stopped";

@@ -1,7 +1,7 @@
 import type { TaskPlan } from "../../api/task-plans.ts";
 import { RUNNER_REPORT_TAG } from "../scheduledtask/runtimes.ts";
 
-// Billing of one run (spec 8.1: by execution time, rounded to the nearest second). Pure.
+// Billing of one run (by execution time, rounded to the nearest second: docs/scheduled-tasks.md, "Billing"). Pure.
 //
 // The measure is the runner's (scheduledtask/runtimes.ts): script start to end in milliseconds,
 // read from the container's termination message. Container timestamps (one-second granularity)

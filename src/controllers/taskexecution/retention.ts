@@ -1,6 +1,6 @@
 import type { TaskExecution } from "../../api/v1alpha1/taskexecution.ts";
 
-// Retention of execution records (spec 8.1: logs kept 7 days), plus a count bound per task so a
+// Retention of execution records (logs kept 7 days: docs/scheduled-tasks.md, "What is kept where"), plus a count bound per task so a
 // task running every minute (~10,000 runs a week) cannot fill etcd. Pure.
 
 /** What to delete now, and when the next record expires (to requeue then). */
