@@ -135,13 +135,13 @@ export class PlatformNotifier implements Reconciler {
     if (!p || p.metadata.deletionTimestamp) return {};
     const now = ctx.clock.now();
     let notes = await notesOf(ctx, p, false);
-    let decided = decidePlatform(p, notes, now, this.d.config.maxAgeMinutes);
-    if (decided.length > 0 && ctx.cache) {
+    let decision = decidePlatform(p, notes, now, this.d.config.maxAgeMinutes);
+    if (decision.decided.length > 0 && ctx.cache) {
       notes = await notesOf(ctx, p, true);
-      decided = decidePlatform(p, notes, now, this.d.config.maxAgeMinutes);
+      decision = decidePlatform(p, notes, now, this.d.config.maxAgeMinutes);
     }
-    await commit(ctx, p, decided, this.d);
+    await commit(ctx, p, decision.decided, this.d);
     await prune(ctx, notes, this.d);
-    return {};
+    return decision.requeueAfterMs ? { requeueAfter: decision.requeueAfterMs } : {};
   }
 }
