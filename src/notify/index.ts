@@ -5,6 +5,7 @@ import {
   LABEL_TASK,
   MANAGED_BY,
 } from "../api/v1alpha1/labels.ts";
+import { EXECUTION_CACHE } from "../controllers/scheduledtask/cache.ts";
 import type { Manager } from "../runtime/manager.ts";
 import type { KubeObject, ObjectKey, ResourceType } from "../runtime/types.ts";
 import type { NotificationsConfig } from "./config.ts";
@@ -76,7 +77,9 @@ export function registerNotificationControllers(manager: Manager, opts: Register
     name: "notify-task",
     for: TASK,
     watches: [
-      { type: EXECUTION, map: byLabel(LABEL_TASK), labelSelector: MANAGED },
+      // The task controllers' informer, shared: records without their output (the notifier
+      // reads the output of the one record a message quotes).
+      { type: EXECUTION, map: byLabel(LABEL_TASK), ...EXECUTION_CACHE },
       { type: NOTIFICATION, map: bySource("ScheduledTask"), labelSelector: MANAGED },
     ],
     reconciler: new TaskNotifier({ config: opts.config, metrics }),
