@@ -164,6 +164,20 @@ const ArchiveSchema = z.object({
     .describe(
       "Port of the history endpoint (history, logs, usage; callers' tokens authorized by the API server)",
     ),
+  tls: z
+    .object({
+      certFile: z
+        .string()
+        .default("")
+        .describe(
+          "PEM certificate (chain) of the history endpoint; with keyFile it serves HTTPS, else plain HTTP",
+        ),
+      keyFile: z.string().default("").describe("PEM private key of that certificate"),
+    })
+    .prefault({})
+    .describe(
+      "Serving certificate of the history endpoint (files re-read when they change, e.g. renewed by cert-manager)",
+    ),
 });
 
 /** The operator's whole configuration: one zod object with defaults. */

@@ -61,7 +61,7 @@ export async function runOperator(argv: readonly string[], env: NodeJS.ProcessEn
   });
   const history = archive
     ? await startHistoryServer(
-        { host: cfg.archive.httpHost, port: cfg.archive.httpPort, log },
+        { host: cfg.archive.httpHost, port: cfg.archive.httpPort, log, tls: cfg.archive.tls },
         { archive, authorizer: new KubeAuthorizer(new RealKubeClient(KubeTransport.create(kc))) },
       )
     : undefined;

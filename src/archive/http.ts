@@ -1,4 +1,6 @@
+import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
 import type { Logger } from "pino";
 import { GROUP } from "../api/v1alpha1/kind.ts";
 import type { KubeClient } from "../runtime/client.ts";
@@ -9,7 +11,8 @@ import type { ExecutionArchive } from "./store.ts";
 // token is checked with a TokenReview, then a SubjectAccessReview asks whether that user may
 // `get` the task (history, logs, a task's usage) or `list` tasks in the namespace (namespace
 // usage): whoever may read the task may read its history, nobody else. Served on its own port,
-// apart from the unauthenticated probes and metrics.
+// apart from the unauthenticated probes and metrics, over HTTPS when given a certificate (the
+// bearer tokens it receives must not cross the network in clear).
 //
 //   GET /api/v1/namespaces/{ns}/scheduledtasks/{task}/history?since=24h&failed=true&limit=100
 //   GET /api/v1/namespaces/{ns}/scheduledtasks/{task}/logs[?run=NAME]
@@ -142,12 +145,24 @@ export async function handle(
   return { status: 200, body: { month, items: await deps.archive.usage(namespace, month, usageTask) } };
 }
 
-/** Starts the endpoint; resolves once it listens. */
+/** Serving certificate and key files (PEM); both empty: plain HTTP. */
+export interface HistoryTls {
+  certFile: string;
+  keyFile: string;
+}
+
+/** How often the certificate files are checked for a renewal. */
+const TLS_RELOAD_MS = 60_000;
+
+/**
+ * Starts the endpoint (HTTPS when `o.tls` names a certificate); resolves once it listens. A
+ * renewed certificate (cert-manager rewrites the mounted Secret) is picked up without a restart.
+ */
 export async function startHistoryServer(
-  o: { host: string; port: number; log: Logger },
+  o: { host: string; port: number; log: Logger; tls?: HistoryTls },
   deps: { archive: ExecutionArchive; authorizer: Authorizer; now?: () => Date },
 ): Promise<Server> {
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     handle(req.method ?? "GET", req.url ?? "/", req.headers.authorization, { now: () => new Date(), ...deps })
       .catch((err: unknown) => {
         o.log.warn({ err: String(err), path: req.url?.split("?")[0] }, "history request failed");
@@ -157,7 +172,30 @@ export async function startHistoryServer(
         res.writeHead(reply.status, { "content-type": "application/json" });
         res.end(JSON.stringify(reply.body));
       });
-  });
+  };
+  const tls = o.tls?.certFile && o.tls.keyFile ? o.tls : undefined;
+  let server: Server;
+  if (tls) {
+    const read = () => ({ cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) });
+    let current = read();
+    const secure = createHttpsServer(current, onRequest);
+    const timer = setInterval(() => {
+      try {
+        const next = read();
+        if (next.cert.equals(current.cert) && next.key.equals(current.key)) return;
+        secure.setSecureContext(next);
+        current = next;
+        o.log.info({ certFile: tls.certFile }, "history endpoint certificate reloaded");
+      } catch (err) {
+        o.log.warn({ err: String(err), certFile: tls.certFile }, "history endpoint certificate not reloaded");
+      }
+    }, TLS_RELOAD_MS);
+    timer.unref();
+    secure.on("close", () => clearInterval(timer));
+    server = secure;
+  } else {
+    server = createServer(onRequest);
+  }
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(o.port, o.host, () => resolve());

@@ -1,16 +1,22 @@
+import { readFileSync } from "node:fs";
+import { get as httpGet } from "node:http";
+import { get as httpsGet } from "node:https";
 import { parseArgs } from "node:util";
 import { KubeConfig } from "@kubernetes/client-node";
 import type { CliIO } from "./next-runs.ts";
 
 // `cronscale history|logs|usage`: read the execution archive through the operator's history
 // endpoint, with the caller's own Kubernetes token (the endpoint asks the API server whether that
-// token may get the task). The endpoint speaks plain HTTP on its Service port, so reach it from
-// outside the cluster through `kubectl port-forward` (tunnelled over TLS), e.g.
+// token may get the task). The chart serves it over HTTPS (a certificate from cert-manager, or one
+// signed by a CA the chart generates; either way valid for the Service's names and 127.0.0.1), so
+// the CLI trusts that CA with --ca-file, e.g.
+//   kubectl -n cronscale-system get secret cronscale-history-tls -o jsonpath='{.data.ca\.crt}' | base64 -d > history-ca.crt
 //   kubectl -n cronscale-system port-forward svc/cronscale-history 8081 &
-//   cronscale history nightly -n shop --since 24h
+//   cronscale history nightly -n shop --since 24h --ca-file history-ca.crt
 
 const COMMON = `  -n, --namespace  namespace of the task (default: the kubeconfig context's, else "default")
-      --server     the history endpoint (default $CRONSCALE_SERVER, else http://127.0.0.1:8081)
+      --server     the history endpoint (default $CRONSCALE_SERVER, else https://127.0.0.1:8081)
+      --ca-file    PEM file of the CA that signed the endpoint's certificate (default $CRONSCALE_CA_FILE)
       --token      bearer token (default $CRONSCALE_TOKEN, else the kubeconfig user's token)
   -o, --output     table (default) or json`;
 
@@ -41,6 +47,7 @@ type Sub = keyof typeof USAGES;
 const OPTIONS = {
   namespace: { type: "string", short: "n" },
   server: { type: "string" },
+  "ca-file": { type: "string" },
   token: { type: "string" },
   output: { type: "string", short: "o" },
   since: { type: "string" },
@@ -73,6 +80,34 @@ function table(rows: string[][]): string[] {
       .join("  ")
       .trimEnd(),
   );
+}
+
+/**
+ * GET with the bearer token, trusting `ca` for HTTPS when given. node:https rather than fetch:
+ * fetch takes no CA per request without an extra HTTP client dependency.
+ */
+function getText(url: string, token: string | undefined, ca: Buffer | undefined) {
+  const u = new URL(url);
+  const get = u.protocol === "https:" ? httpsGet : httpGet;
+  return new Promise<{ status: number; statusText: string; text: string }>((resolve, reject) => {
+    const req = get(
+      u,
+      { headers: token ? { authorization: `Bearer ${token}` } : {}, ...(ca ? { ca } : {}), timeout: 30_000 },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (c: string) => {
+          text += c;
+        });
+        res.on("end", () =>
+          resolve({ status: res.statusCode ?? 0, statusText: res.statusMessage ?? "", text }),
+        );
+        res.on("error", reject);
+      },
+    );
+    req.on("timeout", () => req.destroy(new Error("timed out after 30 s")));
+    req.on("error", reject);
+  });
 }
 
 interface Summary {
@@ -113,7 +148,15 @@ export async function archiveCommand(
   }
   const kube = fromKubeconfig(env);
   const namespace = v.namespace ?? kube.namespace ?? "default";
-  const server = (v.server ?? env.CRONSCALE_SERVER ?? "http://127.0.0.1:8081").replace(/\/$/, "");
+  const server = (v.server ?? env.CRONSCALE_SERVER ?? "https://127.0.0.1:8081").replace(/\/$/, "");
+  const caFile = v["ca-file"] ?? env.CRONSCALE_CA_FILE;
+  let ca: Buffer | undefined;
+  try {
+    ca = caFile ? readFileSync(caFile) : undefined;
+  } catch (e) {
+    io.err(`error: --ca-file: ${(e as Error).message}`);
+    return 2;
+  }
   const token = v.token ?? env.CRONSCALE_TOKEN ?? kube.token;
   const ns = encodeURIComponent(namespace);
   const q = new URLSearchParams();
@@ -129,17 +172,18 @@ export async function archiveCommand(
     if (v.limit) q.set("limit", v.limit);
     if (v.run) q.set("run", v.run);
   }
-  let res: Response;
+  let res: { status: number; statusText: string; text: string };
   try {
-    res = await fetch(`${server}${path}${q.size > 0 ? `?${q}` : ""}`, {
-      headers: token ? { authorization: `Bearer ${token}` } : {},
-    });
+    res = await getText(`${server}${path}${q.size > 0 ? `?${q}` : ""}`, token, ca);
   } catch (e) {
     io.err(`error: cannot reach the history endpoint at ${server}: ${(e as Error).message}`);
     return 1;
   }
-  const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
-  if (!res.ok) {
+  let body: Record<string, unknown> = {};
+  try {
+    body = JSON.parse(res.text) as Record<string, unknown>;
+  } catch {}
+  if (res.status < 200 || res.status > 299) {
     io.err(`error: ${res.status}: ${String(body.error ?? res.statusText)}`);
     return 1;
   }

@@ -5,7 +5,7 @@ import {
   LABEL_TASK,
   MANAGED_BY,
 } from "../api/v1alpha1/labels.ts";
-import { TASK_CACHE } from "../controllers/scheduledtask/cache.ts";
+import { EXECUTION_CACHE, TASK_CACHE } from "../controllers/scheduledtask/cache.ts";
 import type { Manager } from "../runtime/manager.ts";
 import type { KubeObject, ObjectKey, ResourceType } from "../runtime/types.ts";
 import type { NotificationsConfig } from "./config.ts";
@@ -80,7 +80,9 @@ export function registerNotificationControllers(manager: Manager, opts: Register
     // second copy of every task (46 MiB at 10,000 tasks, docs/benchmarks.md).
     forCache: TASK_CACHE,
     watches: [
-      { type: EXECUTION, map: byLabel(LABEL_TASK), labelSelector: MANAGED },
+      // The task controllers' informer, shared: records without their output (the notifier
+      // reads the output of the one record a message quotes).
+      { type: EXECUTION, map: byLabel(LABEL_TASK), ...EXECUTION_CACHE },
       { type: NOTIFICATION, map: bySource("ScheduledTask"), labelSelector: MANAGED },
     ],
     reconciler: new TaskNotifier({ config: opts.config, metrics }),

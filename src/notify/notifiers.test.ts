@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { API_VERSION } from "../api/v1alpha1/kind.ts";
 import type { Notification } from "../api/v1alpha1/notification.ts";
 import { type ScalePlatform, scalePlatformSpecSchema } from "../api/v1alpha1/scaleplatform.ts";
+import { EXECUTION_CACHE } from "../controllers/scheduledtask/cache.ts";
 import type { CacheReader, KubeObject } from "../runtime/types.ts";
 import { PlatformNotifier, TaskNotifier } from "./notifiers.ts";
 import { makeCtx, makeRun, makeTask, TEST_CONFIG } from "./testing.ts";
@@ -51,6 +52,27 @@ describe("TaskNotifier", () => {
     await r.reconcile(key, { ...ctx, cache: laggingCache([task, run]) });
     expect(client.writes).toEqual([]);
     expect(await notes(client)).toHaveLength(1);
+  });
+
+  it("decides on records cached without their output and reads whole only the run a message quotes", async () => {
+    const task = makeTask("nightly");
+    const quiet = makeRun(task, "2026-01-01T00:00:10Z", "Succeeded", "fine");
+    const failed = makeRun(task, "2026-01-01T00:00:20Z", "Failed", "step 3\nboom: disk full");
+    const { ctx, client } = makeCtx([task, quiet, failed]);
+    const trimmed = [quiet, failed].map((r) => EXECUTION_CACHE.transform?.(r) as KubeObject);
+    expect(trimmed.map((r) => (r.spec as { output?: string }).output)).toEqual([undefined, undefined]);
+    client.clearWrites();
+    await new TaskNotifier({ config: TEST_CONFIG }).reconcile(key, {
+      ...ctx,
+      cache: laggingCache([task, ...trimmed]),
+    });
+    const [note] = await notes(client);
+    expect(note?.spec.event).toBe("TaskFailed");
+    expect(note?.spec.text).toContain("boom: disk full");
+    expect(note?.spec.details?.outputTail).toBe("step 3\nboom: disk full");
+    // One GET, of the quoted run; the other record's output is never read.
+    const gets = client.reads.filter((r) => r.verb === "get" && r.kind === "TaskExecution");
+    expect(gets.map((r) => r.name)).toEqual([failed.metadata.name]);
   });
 
   it("ignores runs of an earlier task of the same name and tasks without notifications", async () => {

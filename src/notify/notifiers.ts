@@ -89,6 +89,27 @@ async function prune(ctx: ReconcileContext, notes: Notification[], deps: Notifie
   }
 }
 
+/**
+ * The cache keeps execution records without their output (up to 64 KiB each; see
+ * EXECUTION_CACHE): the decision needs none of it, only the messages do. So the records a decision
+ * quotes are read whole, one GET each, and the decision is made again on them.
+ */
+async function withOutput(ctx: ReconcileContext, runs: TaskExecution[], decided: Decided[]) {
+  const quoted = new Set(decided.map((d) => d.details.execution).filter((n) => n));
+  return Promise.all(
+    runs.map(async (r) => {
+      if (!quoted.has(r.metadata.name) || typeof r.spec.output === "string") return r;
+      const whole = await ctx.client.get<TaskExecution>(
+        API_VERSION,
+        "TaskExecution",
+        r.metadata.namespace ?? "",
+        r.metadata.name ?? "",
+      );
+      return whole ?? r;
+    }),
+  );
+}
+
 /** Decides the Notifications of a ScheduledTask from its TaskExecutions. */
 export class TaskNotifier implements Reconciler {
   private readonly d: NotifierDeps;
@@ -106,12 +127,13 @@ export class TaskNotifier implements Reconciler {
     const runs = ctx.cache
       ? ctx.cache.list<TaskExecution>(API_VERSION, "TaskExecution", key.namespace, sel)
       : await ctx.client.list<TaskExecution>(API_VERSION, "TaskExecution", key.namespace, sel);
-    const mine = runs.filter((r) => r.metadata.ownerReferences?.some((o) => o.uid === task.metadata.uid));
+    let mine = runs.filter((r) => r.metadata.ownerReferences?.some((o) => o.uid === task.metadata.uid));
     const now = ctx.clock.now();
     let notes = await notesOf(ctx, task, false);
     let decision = decideTask(task, mine, notes, now, this.d.config.maxAgeMinutes);
     if (decision.decided.length > 0 && ctx.cache) {
       notes = await notesOf(ctx, task, true);
+      mine = await withOutput(ctx, mine, decision.decided);
       decision = decideTask(task, mine, notes, now, this.d.config.maxAgeMinutes);
     }
     await commit(ctx, task, decision.decided, this.d);
@@ -135,13 +157,13 @@ export class PlatformNotifier implements Reconciler {
     if (!p || p.metadata.deletionTimestamp) return {};
     const now = ctx.clock.now();
     let notes = await notesOf(ctx, p, false);
-    let decided = decidePlatform(p, notes, now, this.d.config.maxAgeMinutes);
-    if (decided.length > 0 && ctx.cache) {
+    let decision = decidePlatform(p, notes, now, this.d.config.maxAgeMinutes);
+    if (decision.decided.length > 0 && ctx.cache) {
       notes = await notesOf(ctx, p, true);
-      decided = decidePlatform(p, notes, now, this.d.config.maxAgeMinutes);
+      decision = decidePlatform(p, notes, now, this.d.config.maxAgeMinutes);
     }
-    await commit(ctx, p, decided, this.d);
+    await commit(ctx, p, decision.decided, this.d);
     await prune(ctx, notes, this.d);
-    return {};
+    return decision.requeueAfterMs ? { requeueAfter: decision.requeueAfterMs } : {};
   }
 }

@@ -44,7 +44,7 @@ const running = (over: Partial<ScalePlatformStatus> = {}): ScalePlatformStatus =
 const store = { name: "Shop", contactEmail: "owner@shop.example.test" };
 
 function step(p: ScalePlatform, notes: Notification[], now: string): Notification[] {
-  const made = asNotes(p, decidePlatform(p, notes, new Date(now), MAX_AGE), now);
+  const made = asNotes(p, decidePlatform(p, notes, new Date(now), MAX_AGE).decided, now);
   notes.push(...made);
   return made;
 }
@@ -107,6 +107,77 @@ describe("decidePlatform", () => {
     expect(rec[0]?.spec.details?.downtimeSeconds).toBe("245");
     expect(rec[0]?.spec.text).toContain("after 4 min 05 s of downtime");
     expect(step(up, notes, "2026-01-01T10:20:00Z")).toEqual([]);
+  });
+
+  it("folds a flapping health check: outages within foldMinutes of the alert are recorded, then reported as one message", () => {
+    const spec = { store, notifications: { webhooks: ["http://hook.test/x"], foldMinutes: 30 } };
+    const notes: Notification[] = [];
+    const at = (status: "Healthy" | "Unhealthy", t: string) =>
+      platform(
+        spec,
+        running({ healthCheck: { status, lastTransitionTime: `2026-01-01T${t}Z`, message: "HTTP 503" } }),
+      );
+    const events = (made: Notification[]) =>
+      made.map((n) => `${n.spec.event}${n.spec.details?.folded ? " (folded)" : ""}`);
+    step(at("Healthy", "10:00:00"), notes, "2026-01-01T10:00:01Z"); // the deployment
+    expect(events(step(at("Unhealthy", "10:10:00"), notes, "2026-01-01T10:10:01Z"))).toEqual([
+      "HealthCheckFailing",
+    ]);
+    expect(events(step(at("Healthy", "10:11:00"), notes, "2026-01-01T10:11:01Z"))).toEqual([
+      "HealthCheckRecovered",
+    ]);
+    // Three more outages inside the interval: recorded without recipients, nothing sent.
+    for (const [down, up] of [
+      ["10:12:00", "10:12:30"],
+      ["10:15:00", "10:16:00"],
+      ["10:20:00", "10:20:15"],
+    ] as const) {
+      const d = decidePlatform(at("Unhealthy", down), notes, new Date(`2026-01-01T${down}Z`), MAX_AGE);
+      expect(d.requeueAfterMs).toBe(Date.parse("2026-01-01T10:40:01Z") - Date.parse(`2026-01-01T${down}Z`));
+      const made = step(at("Unhealthy", down), notes, `2026-01-01T${down}Z`);
+      expect(events(made)).toEqual(["HealthCheckFailing (folded)"]);
+      expect(made[0]?.spec.recipients).toEqual({});
+      expect(events(step(at("Healthy", up), notes, `2026-01-01T${up}Z`))).toEqual([
+        "HealthCheckRecovered (folded)",
+      ]);
+    }
+    expect(step(at("Healthy", "10:20:15"), notes, "2026-01-01T10:30:00Z")).toEqual([]);
+    // The interval ends: one message with the count and the total downtime (30 + 60 + 15 s).
+    const [report] = step(at("Healthy", "10:20:15"), notes, "2026-01-01T10:40:01Z");
+    expect(report?.spec.event).toBe("HealthCheckRecovered");
+    expect(report?.spec.count).toBe(3);
+    expect(report?.spec.details).toMatchObject({ outages: "3", downtimeSeconds: "105" });
+    expect(report?.spec.subject).toContain("had 3 more health check outages");
+    expect(report?.spec.recipients).toEqual({ webhooks: ["http://hook.test/x"] });
+    expect(step(at("Healthy", "10:20:15"), notes, "2026-01-01T10:50:00Z")).toEqual([]);
+    // The next outage starts a new interval from that report; one still going at its end is
+    // reported as failing, and its recovery is sent.
+    expect(events(step(at("Unhealthy", "10:45:00"), notes, "2026-01-01T10:45:00Z"))).toEqual([
+      "HealthCheckFailing (folded)",
+    ]);
+    const [still] = step(at("Unhealthy", "10:45:00"), notes, "2026-01-01T11:10:01Z");
+    expect(still?.spec.event).toBe("HealthCheckFailing");
+    expect(still?.spec.subject).toContain("failing its health check again");
+    expect(still?.spec.details?.folded).toBeUndefined();
+    const [rec] = step(at("Healthy", "11:15:00"), notes, "2026-01-01T11:15:01Z");
+    expect(rec?.spec.event).toBe("HealthCheckRecovered");
+    expect(rec?.spec.details?.downtimeSeconds).toBe("1800");
+    expect(rec?.spec.recipients).toEqual({ webhooks: ["http://hook.test/x"] });
+    // After the interval, an outage is announced at once again.
+    expect(events(step(at("Unhealthy", "12:00:00"), notes, "2026-01-01T12:00:01Z"))).toEqual([
+      "HealthCheckFailing",
+    ]);
+    const sent = notes
+      .filter((n) => n.spec.event.startsWith("Health") && !n.spec.details?.folded)
+      .map((n) => n.spec.event);
+    expect(sent).toEqual([
+      "HealthCheckFailing",
+      "HealthCheckRecovered",
+      "HealthCheckRecovered",
+      "HealthCheckFailing",
+      "HealthCheckRecovered",
+      "HealthCheckFailing",
+    ]);
   });
 
   it("announces a plan upgrade once the new generation runs", () => {

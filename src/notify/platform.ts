@@ -5,6 +5,9 @@ import type {
 } from "../api/v1alpha1/notification.ts";
 import type { ScalePlatform } from "../api/v1alpha1/scaleplatform.ts";
 import { type Decided, hasRecipients } from "./build.ts";
+import { decideHealth, type HealthDecision } from "./health.ts";
+
+export { formatDuration } from "./health.ts";
 
 // What a platform's status announces. The platform controller already records each transition
 // durably in status (deployedTime, healthCheck.status with its lastTransitionTime, the plan
@@ -31,14 +34,6 @@ export function platformRecipients(
 function ageOk(time: string | undefined, now: Date, maxAgeMinutes: number): time is string {
   const t = time ? Date.parse(time) : Number.NaN;
   return !Number.isNaN(t) && now.getTime() - t <= maxAgeMinutes * 60_000;
-}
-
-/** Human form of a duration in seconds: "4 min 05 s", "2 h 03 min". */
-export function formatDuration(seconds: number): string {
-  const s = Math.max(0, Math.round(seconds));
-  if (s < 60) return `${s} s`;
-  if (s < 3600) return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, "0")} s`;
-  return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, "0")} min`;
 }
 
 /** The deployment summary: name, plan, URLs, resources and cost estimate — never credentials. */
@@ -97,9 +92,9 @@ export function decidePlatform(
   notes: readonly Notification[],
   now: Date,
   maxAgeMinutes: number,
-): Decided[] {
+): HealthDecision {
   const st = p.status;
-  if (!st) return [];
+  if (!st) return { decided: [] };
   const ref = `${p.metadata.namespace}/${p.metadata.name}`;
   const seen = (event: string) => notes.filter((n) => n.spec.event === event);
   const out: (Decided | undefined)[] = [];
@@ -137,46 +132,12 @@ export function decidePlatform(
     );
   }
 
-  const hc = st.healthCheck;
-  const lastFailing = seen("HealthCheckFailing")
-    .sort((a, b) => (a.spec.details?.since ?? "").localeCompare(b.spec.details?.since ?? ""))
-    .at(-1);
-  if (hc?.status === "Unhealthy" && st.deployedTime && ageOk(hc.lastTransitionTime, now, maxAgeMinutes)) {
-    const since = hc.lastTransitionTime;
-    if (lastFailing?.spec.details?.since !== since) {
-      out.push(
-        decided(
-          p,
-          "HealthCheckFailing",
-          `unhealthy|${since}`,
-          `Platform ${ref} is failing its health check`,
-          [
-            `The health check of ${p.metadata.name} fails since ${since}: ${hc.message ?? "no answer"}.`,
-            `Checked: ${hc.url ?? "-"}`,
-          ],
-          { since, check: hc.url ?? "", error: hc.message ?? "" },
-        ),
-      );
-    }
-  }
-  if (hc?.status === "Healthy" && lastFailing && hc.lastTransitionTime) {
-    const since = lastFailing.spec.details?.since ?? "";
-    const recovered = seen("HealthCheckRecovered").some((n) => n.spec.details?.since === since);
-    if (!recovered && hc.lastTransitionTime >= since) {
-      const down = (Date.parse(hc.lastTransitionTime) - Date.parse(since)) / 1000;
-      out.push(
-        decided(
-          p,
-          "HealthCheckRecovered",
-          `recovered|${since}`,
-          `Platform ${ref} is healthy again`,
-          [
-            `The health check of ${p.metadata.name} passes again since ${hc.lastTransitionTime}, after ${formatDuration(down)} of downtime (failing since ${since}).`,
-          ],
-          { since, recoveredAt: hc.lastTransitionTime, downtimeSeconds: String(Math.round(down)) },
-        ),
-      );
-    }
-  }
-  return out.filter((d): d is Decided => d !== undefined);
+  const fresh = (time: string | undefined): time is string => ageOk(time, now, maxAgeMinutes);
+  const health = decideHealth(p, notes, now, fresh, (event, key, subject, intro, extra) =>
+    decided(p, event, key, subject, intro, extra),
+  );
+  return {
+    decided: [...out.filter((d): d is Decided => d !== undefined), ...health.decided],
+    requeueAfterMs: health.requeueAfterMs,
+  };
 }

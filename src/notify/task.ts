@@ -33,8 +33,8 @@ export function runKey(e: TaskExecution): string {
 }
 
 /** The last lines of a run's (already masked) output, bounded. */
-export function outputTail(output: string): string {
-  const lines = output.replace(/\s+$/, "").split("\n");
+export function outputTail(output: string | undefined): string {
+  const lines = (output ?? "").replace(/\s+$/, "").split("\n");
   const tail = lines.slice(-OUTPUT_TAIL_LINES).join("\n");
   return tail.length > OUTPUT_TAIL_CHARS ? `…${tail.slice(-(OUTPUT_TAIL_CHARS - 1))}` : tail;
 }

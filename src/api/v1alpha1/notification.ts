@@ -137,6 +137,14 @@ export const platformNotificationsSchema = z
       .describe(
         "Events to notify about; default all: DeploymentCompleted (summary, URLs and cost estimate, never credentials), PlanUpgradeCompleted, HealthCheckFailing, HealthCheckRecovered (with the downtime), BackupFailed, BackupRecovered, RestoreCompleted.",
       ),
+    foldMinutes: z
+      .int()
+      .min(1)
+      .max(1440)
+      .default(60)
+      .describe(
+        "While the health check flaps, at most one outage alert per this many minutes: the first outage is announced at once with its recovery; outages starting within the interval after that alert are counted and sent as one message (with their total downtime) when the interval ends. Default 60.",
+      ),
   })
   .describe(
     "Who is told about this platform. Without any recipient, the deployment completion email goes to spec.store.contactEmail. SMS needs plan Enterprise or Custom.",

@@ -10,12 +10,13 @@ import { RealKubeClient } from "../../../src/runtime/client.ts";
 import { KubeTransport } from "../../../src/runtime/rest.ts";
 import { kubeConfig, kubectl, useNamespace, waitFor } from "../../support/cluster.ts";
 import { postgresMissing, startPostgres, type TestPostgres } from "../../support/postgres.ts";
+import { makeTestTls } from "../../support/tls.ts";
 import { applyTask, executions, getTask, runNow, waitTask } from "../scheduledtask/helpers.ts";
 import { installCrds, localTaskConfig, startOperator, type TestOperator } from "../scheduledtask/operator.ts";
 
 // The execution archive with real pods and a real PostgreSQL (a host process): runs beyond the
 // window leave etcd only once archived; an archive outage keeps them in etcd and says so; all
-// land once it returns, none doubled; the history endpoint answers 401/403/200 to real tokens;
+// land once it returns, none doubled; the history endpoint (over TLS) answers 401/403/200 to real tokens;
 // retention prunes the archive while the month's usage stays.
 
 const missing = postgresMissing();
@@ -137,18 +138,31 @@ describe.skipIf(missing)("execution archive", () => {
     );
     const token = async (sa: string) =>
       (await kubectl(["create", "token", sa, "--duration=10m"], { namespace: ns.name })).stdout.trim();
+    // Over TLS, as the chart serves it: the CLI trusts the endpoint's CA with --ca-file.
+    const tls = makeTestTls();
     const server = await startHistoryServer(
-      { host: "127.0.0.1", port: 0, log: pino({ level: "silent" }) },
+      { host: "127.0.0.1", port: 0, log: pino({ level: "silent" }), tls },
       { archive, authorizer: new KubeAuthorizer(new RealKubeClient(KubeTransport.create(kubeConfig()))) },
     );
     try {
-      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const untrusted = await archiveCommand(
+        "history",
+        [TASK, "-n", ns.name, "--server", url, "--token", await token("reader")],
+        {
+          out: () => undefined,
+          err: (l) => expect(l).toMatch(/cannot reach .*certificate/),
+          now: () => new Date(),
+        },
+        { KUBECONFIG: "/nonexistent" },
+      );
+      expect(untrusted).toBe(1);
       const cli = async (...argv: string[]) => {
         const out: string[] = [];
         const err: string[] = [];
         const code = await archiveCommand(
           argv[0] as "history",
-          [...argv.slice(1), "-n", ns.name, "--server", url],
+          [...argv.slice(1), "-n", ns.name, "--server", url, "--ca-file", tls.caFile],
           { out: (l) => out.push(l), err: (l) => err.push(l), now: () => new Date() },
           { KUBECONFIG: "/nonexistent" },
         );
@@ -163,6 +177,7 @@ describe.skipIf(missing)("execution archive", () => {
       expect(logs.out).toMatch(/^run at \d+$/);
     } finally {
       server.close();
+      tls.remove();
     }
   });
 

@@ -7,7 +7,7 @@ import {
   startHttpSink,
   startSmtpSink,
 } from "../../support/notification-sinks.ts";
-import { applyTask, runNow } from "../scheduledtask/helpers.ts";
+import { applyTask, runNow, waitExecutions } from "../scheduledtask/helpers.ts";
 import { installCrds, localTaskConfig, startOperator, type TestOperator } from "../scheduledtask/operator.ts";
 import {
   createSigningSecret,
@@ -124,5 +124,32 @@ describe("task notifications", () => {
     ]);
     const shown = await kubectl(["get", "notif"], { namespace: ns.name });
     expect(shown.stdout).toMatch(/SOURCE\s+EVENT\s+COUNT\s+STATUS\s+AGE/);
+  });
+
+  it("a storm folds: four failures in a row send one message, the recovery carries the three held ones", async () => {
+    const storm = (script: string) => ({
+      schedule: "0 0 1 1 *",
+      language: "Bash",
+      plan: "Micro",
+      timeoutSeconds: 30,
+      script,
+      notifications: { webhooks: [`${http.url}/storm`], foldMinutes: 60 },
+    });
+    await applyTask(ns.name, "flaky", storm("echo upstream down; exit 2"));
+    for (const [i, token] of ["s1", "s2", "s3", "s4"].entries()) {
+      await runNow(ns.name, "flaky", token);
+      await waitExecutions(ns.name, "flaky", () => true, i + 1, 120_000);
+    }
+    await applyTask(ns.name, "flaky", storm("echo upstream back"));
+    await runNow(ns.name, "flaky", "s5");
+    await waitItems(byPath("/storm"), () => byPath("/storm").length >= 2, "recovery", 120_000);
+    await new Promise((r) => setTimeout(r, 3000));
+    const sent = byPath("/storm").map((p) => JSON.parse(p.body).data as Record<string, unknown>);
+    expect(sent.map((d) => [d.event, d.count])).toEqual([
+      ["TaskFailed", 1],
+      ["TaskRecovered", 4],
+    ]);
+    expect(String(sent[1]?.text)).toContain("after 4 failed runs");
+    expect(String(sent[1]?.text)).toContain("3 of them not reported before");
   });
 });

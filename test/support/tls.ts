@@ -1,0 +1,64 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+// A throwaway CA and a serving certificate it signs, made with openssl (a host dependency of the
+// local cluster, hack/cluster/host-deps.sh), for endpoints the tests serve over TLS.
+
+/** Files of a test CA and of a certificate for 127.0.0.1 and localhost. */
+export interface TestTls {
+  dir: string;
+  caFile: string;
+  certFile: string;
+  keyFile: string;
+  remove(): void;
+}
+
+/** Makes a CA and a 127.0.0.1/localhost certificate (ECDSA P-256, one day) in a temp dir. */
+export function makeTestTls(): TestTls {
+  const dir = mkdtempSync(join(tmpdir(), "cronscale-tls-"));
+  const f = (n: string) => join(dir, n);
+  const ssl = (...args: string[]) => execFileSync("openssl", args, { stdio: "pipe" });
+  ssl("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", f("ca.key"));
+  ssl(
+    "req",
+    "-x509",
+    "-new",
+    "-key",
+    f("ca.key"),
+    "-subj",
+    "/CN=cronscale test CA",
+    "-days",
+    "1",
+    "-out",
+    f("ca.crt"),
+  );
+  ssl("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", f("tls.key"));
+  ssl("req", "-new", "-key", f("tls.key"), "-subj", "/CN=cronscale-history", "-out", f("tls.csr"));
+  writeFileSync(f("ext.cnf"), "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n");
+  ssl(
+    "x509",
+    "-req",
+    "-in",
+    f("tls.csr"),
+    "-CA",
+    f("ca.crt"),
+    "-CAkey",
+    f("ca.key"),
+    "-CAcreateserial",
+    "-days",
+    "1",
+    "-extfile",
+    f("ext.cnf"),
+    "-out",
+    f("tls.crt"),
+  );
+  return {
+    dir,
+    caFile: f("ca.crt"),
+    certFile: f("tls.crt"),
+    keyFile: f("tls.key"),
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
