@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { X509Certificate } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -102,6 +103,37 @@ describe.skipIf(!helm)("charts/cronscale", () => {
     const out = execFileSync(helm!, ["template", "cs", CHART, "--include-crds"], { encoding: "utf8" });
     for (const plural of ["scheduledtasks", "taskexecutions", "scaleplatforms", "notifications"])
       expect(out).toContain(`name: ${plural}.cronscale.io`);
+  });
+
+  it("serves the history endpoint over TLS: a generated CA and a certificate for the Service and 127.0.0.1", () => {
+    const docs = template();
+    const secret = docs.find((d) => d.kind === "Secret" && d.metadata.name === "cs-cronscale-history-tls");
+    expect(secret?.type).toBe("kubernetes.io/tls");
+    const pem = (k: string) => Buffer.from(secret.data[k], "base64").toString();
+    const cert = new X509Certificate(pem("tls.crt"));
+    const ca = new X509Certificate(pem("ca.crt"));
+    expect(cert.checkIssued(ca) && cert.verify(ca.publicKey)).toBe(true);
+    expect(cert.checkIP("127.0.0.1")).toBe("127.0.0.1");
+    expect(cert.checkHost("cs-cronscale-history.ops.svc")).toBe("cs-cronscale-history.ops.svc");
+    const operator = docs.find((d) => d.kind === "Deployment" && d.metadata.name === "cs-cronscale");
+    const env = operator.spec.template.spec.containers[0].env;
+    expect(env).toContainEqual({
+      name: "CRONSCALE_ARCHIVE__TLS__CERT_FILE",
+      value: "/etc/cronscale/history-tls/tls.crt",
+    });
+    expect(operator.spec.template.spec.volumes).toContainEqual({
+      name: "history-tls",
+      secret: { secretName: "cs-cronscale-history-tls" },
+    });
+    // The user's own Secret instead (e.g. cert-manager's); no archive: no endpoint, no certificate.
+    const own = template("archive.tls.existingSecret=mine");
+    expect(own.some((d) => d.metadata?.name === "cs-cronscale-history-tls")).toBe(false);
+    expect(
+      own.find((d) => d.kind === "Deployment" && d.metadata.name === "cs-cronscale").spec.template.spec
+        .volumes,
+    ).toContainEqual({ name: "history-tls", secret: { secretName: "mine" } });
+    const none = template("archive.postgres.enabled=false");
+    expect(none.some((d) => d.metadata?.name === "cs-cronscale-history-tls")).toBe(false);
   });
 
   it("refuses values the schema does not allow", () => {

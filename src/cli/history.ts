@@ -7,8 +7,8 @@ import type { CliIO } from "./next-runs.ts";
 
 // `cronscale history|logs|usage`: read the execution archive through the operator's history
 // endpoint, with the caller's own Kubernetes token (the endpoint asks the API server whether that
-// token may get the task). The chart serves it over HTTPS (a certificate from cert-manager, or one
-// signed by a CA the chart generates; either way valid for the Service's names and 127.0.0.1), so
+// token may get the task). The chart serves it over HTTPS (the Secret archive.tls.existingSecret, e.g.
+// kept by cert-manager, or a CA and certificate the chart generates for the Service and 127.0.0.1), so
 // the CLI trusts that CA with --ca-file, e.g.
 //   kubectl -n cronscale-system get secret cronscale-history-tls -o jsonpath='{.data.ca\.crt}' | base64 -d > history-ca.crt
 //   kubectl -n cronscale-system port-forward svc/cronscale-history 8081 &

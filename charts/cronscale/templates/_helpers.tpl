@@ -74,3 +74,17 @@ app.kubernetes.io/name: {{ include "cronscale.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/component: dashboard
 {{- end }}
+
+{{/*
+Secret holding the history endpoint's serving certificate.
+*/}}
+{{- define "cronscale.historyTLSSecret" -}}
+{{- default (printf "%s-history-tls" (include "cronscale.fullname" .)) .Values.archive.tls.existingSecret }}
+{{- end }}
+
+{{/*
+"true" when the operator has an execution archive (and so serves the history endpoint).
+*/}}
+{{- define "cronscale.archiveEnabled" -}}
+{{- if or .Values.archive.postgres.enabled .Values.archive.existingSecret.name }}true{{ end }}
+{{- end }}
