@@ -11,6 +11,7 @@ export const IMAGE_NAMES = [
   "bun",
   "node",
   "postgres",
+  "commerce",
   "webapp",
   "kubeprobe",
 ] as const;
