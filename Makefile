@@ -66,7 +66,7 @@ helm-lint: ## Lint the Helm chart (strict)
 	"$$(hack/cluster/build.sh helm)/helm" lint --strict charts/cronscale
 
 .PHONY: test-unit
-test-unit: deps ## Unit tests only (no cluster)
+test-unit: deps commerce/node_modules/.stamp ## Unit tests only (no cluster; the config contract test runs commerce's parser)
 	$(NPX) vitest run --project unit
 
 ##@ Testing

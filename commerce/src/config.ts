@@ -145,6 +145,7 @@ const envSchema = z
       .optional()
       .describe("Overrides the plan's rate; `unlimited` turns limiting off (benchmarks)."),
     COMMERCE_WEBHOOK_ALLOWED_CIDRS: cidrList,
+    COMMERCE_ADMIN_ALLOWED_CIDRS: cidrList,
     COMMERCE_JWT_ISSUER: urlOrEmpty,
   })
   .strip();

@@ -81,6 +81,11 @@ export function desiredAppDeployment(inp: PlatformInputs, configData: Record<str
         metadata: {
           labels: childLabels(inp, "app"),
           annotations: {
+            // Where a Prometheus-style scraper (the source of the custom metrics API the HPA
+            // asks) finds the app's metrics: pod address only, never routed by the Ingress.
+            "prometheus.io/scrape": "true",
+            "prometheus.io/port": String(port),
+            "prometheus.io/path": inp.config.metricsPath,
             [ANNOTATION_PLATFORM_PLAN]: inp.spec.plan,
             [ANNOTATION_CONFIG_HASH]: configHash(configData),
             ...(inp.secretsRevision ? { [ANNOTATION_SECRETS_REVISION]: inp.secretsRevision } : {}),
@@ -137,6 +142,9 @@ export function desiredAppDeployment(inp: PlatformInputs, configData: Record<str
                 ? { lifecycle: { preStop: { sleep: { seconds: inp.config.drainSeconds } } } }
                 : {}),
               securityContext: RESTRICTED_CONTAINER,
+              // The service writes why it refuses to start (e.g. an invalid setting) as its last
+              // log line; the kubelet keeps it as the termination message the status reports.
+              terminationMessagePolicy: "FallbackToLogsOnError",
               volumeMounts: [{ name: "tmp", mountPath: "/tmp" }],
             },
           ],
