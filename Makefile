@@ -113,7 +113,7 @@ cluster-status: ## Say what of the local cluster is running
 
 .PHONY: images
 images: ## Build every local image (cached, content-addressed)
-	@for n in pause shell bash python go bun node postgres commerce webapp kubeprobe; do hack/images/build.sh $$n; done
+	@for n in pause shell bash python go bun node postgres commerce kubeprobe; do hack/images/build.sh $$n; done
 
 .PHONY: images-smoke
 images-smoke: ## Run each local image in a private containerd (needs root)

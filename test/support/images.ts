@@ -12,7 +12,6 @@ export const IMAGE_NAMES = [
   "node",
   "postgres",
   "commerce",
-  "webapp",
   "kubeprobe",
 ] as const;
 

@@ -1,7 +1,8 @@
 import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
 import type { ScalePlatformSpec } from "../../api/v1alpha1/scaleplatform.ts";
 import type { KubeObject } from "../../runtime/types.ts";
 import { desiredAppDeployment } from "./desired/app.ts";
@@ -192,6 +193,15 @@ describe("config contract with the commerce service (commerce/README.md)", () =>
     if (!r.ok) throw new Error(r.error);
     expect(r.config).toMatchObject({ plan: "Standard", webhooks: [], webhookCidrs: [] });
     expect(r.config.adminCidrs ?? []).toEqual([]);
+  });
+
+  it("the sample platform of manifests/samples (what `make run` applies) starts", () => {
+    const sample = parseYaml(
+      readFileSync(new URL("../../../manifests/samples/scaleplatform.yaml", import.meta.url), "utf8"),
+    ) as { spec: Partial<ScalePlatformSpec> };
+    const r = commerceParse(envFor(sample.spec));
+    if (!r.ok) throw new Error(r.error);
+    expect(r.config.hosts.api).toBe("api.shop.example.test");
   });
 
   it("the contract can fail: a setting the service does not know is refused, by name", () => {
