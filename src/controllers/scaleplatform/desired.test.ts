@@ -45,6 +45,12 @@ describe("ScalePlatform builders", () => {
     const c = tpl.spec.containers[0]!;
     expect(c.readinessProbe).toMatchObject({ httpGet: { path: "/readyz", port: "http" } });
     expect(c.livenessProbe).toMatchObject({ httpGet: { path: "/healthz", port: "http" } });
+    // Ten minutes to start (database first start, migrations) before liveness counts.
+    expect(c.startupProbe).toMatchObject({
+      httpGet: { path: "/healthz" },
+      periodSeconds: 5,
+      failureThreshold: 120,
+    });
     expect(c.terminationMessagePolicy).toBe("FallbackToLogsOnError");
     expect(c.securityContext).toMatchObject({
       readOnlyRootFilesystem: true,

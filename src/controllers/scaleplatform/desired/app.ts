@@ -125,10 +125,18 @@ export function desiredAppDeployment(inp: PlatformInputs, configData: Record<str
                 ...secretFromUses(inp).map((r) => ({ prefix: r.prefix, secretRef: { name: r.name } })),
               ],
               resources: containerResources(inp.budget.app, inp.config.requestFraction),
+              // The service listens once its database answers and its migrations ran, which on
+              // a first start (initdb, several replicas at once) can take minutes: liveness
+              // counts only after the process has served once, so a slow start is not killed.
+              startupProbe: {
+                ...probe(inp.config.livenessPath),
+                periodSeconds: 5,
+                timeoutSeconds: 3,
+                failureThreshold: 120,
+              },
               readinessProbe: { ...probe(inp.config.healthPath), periodSeconds: 5, timeoutSeconds: 3 },
               livenessProbe: {
                 ...probe(inp.config.livenessPath),
-                initialDelaySeconds: 10,
                 periodSeconds: 10,
                 timeoutSeconds: 3,
                 // A minute of failures before a restart: a database hiccup must not kill the app.
