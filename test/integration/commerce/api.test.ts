@@ -209,7 +209,7 @@ describe.skipIf(reason)("the commerce service of a ScalePlatform, through Traefi
     const burst = ((await created.json()) as { key: string }).key;
     // The counter is per calendar minute: start early in one, so the burst stays inside it.
     const sec = new Date().getUTCSeconds();
-    if (sec > 30) await new Promise((r) => setTimeout(r, (61 - sec) * 1000));
+    if (sec > 45) await new Promise((r) => setTimeout(r, (61 - sec) * 1000));
     const before = await servedPerPod(ns.name, "200");
     let ok = 0;
     let limited: Response | undefined;
