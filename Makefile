@@ -66,7 +66,7 @@ helm-lint: ## Lint the Helm chart (strict)
 	"$$(hack/cluster/build.sh helm)/helm" lint --strict charts/cronscale
 
 .PHONY: test-unit
-test-unit: deps ## Unit tests only (no cluster)
+test-unit: deps commerce/node_modules/.stamp ## Unit tests only (no cluster; the config contract test runs commerce's parser)
 	$(NPX) vitest run --project unit
 
 ##@ Testing
@@ -114,7 +114,7 @@ cluster-status: ## Say what of the local cluster is running
 
 .PHONY: images
 images: ## Build every local image (cached, content-addressed)
-	@for n in pause shell bash python go bun node postgres webapp kubeprobe; do hack/images/build.sh $$n; done
+	@for n in pause shell bash python go bun node postgres commerce kubeprobe; do hack/images/build.sh $$n; done
 
 .PHONY: images-smoke
 images-smoke: ## Run each local image in a private containerd (needs root)

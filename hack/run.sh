@@ -3,7 +3,7 @@
 #  - KUBECONFIG (or --kubeconfig PATH) pointing at a reachable cluster: use it, start nothing local.
 #  - otherwise: start the local cluster "$CLUSTER_NAME" (hack/cluster/up.sh) with the ADDONS a
 #    ScalePlatform needs (default "platform": DNS, Traefik, cert-manager, metrics, custom metrics,
-#    storage; `ADDONS= make run` for tasks only), load the task runtime, PostgreSQL and webapp
+#    storage; `ADDONS= make run` for tasks only), load the task runtime, PostgreSQL and commerce
 #    images into its node, start the execution archive's PostgreSQL (the chart's, in
 #    cronscale-system), and stop it all again on Ctrl-C.
 # The operator runs as a host process (node src/main.ts) for a fast edit loop; its log goes to
@@ -67,17 +67,17 @@ else
     operator_env+=("CRONSCALE_CONTROLLERS__SCHEDULED_TASK__IMAGES__$key=$ref")
   done
   operator_env+=("CRONSCALE_CONTROLLERS__SCHEDULED_TASK__IMAGE_PULL_POLICY=Never")
-  # Platforms: PostgreSQL and the small webapp (health endpoint + database check) stand in for the
-  # public images; the operator runs on the host, which routes to pod IPs but not to ClusterIPs,
-  # so its health checks go to a ready pod.
-  platform_ref=$(CONTAINERD_ADDRESS="$CONTAINERD_ADDRESS" hack/images/load.sh webapp | tail -n 1)
+  # Platforms: the commerce service and PostgreSQL, built locally; the operator runs on the host,
+  # which routes to pod IPs but not to ClusterIPs, so its health checks go to a ready pod. Webhook
+  # receivers on the host (the node link's network) are allowed as destinations.
+  platform_ref=$(CONTAINERD_ADDRESS="$CONTAINERD_ADDRESS" hack/images/load.sh commerce | tail -n 1)
   database_ref=$(CONTAINERD_ADDRESS="$CONTAINERD_ADDRESS" hack/images/load.sh postgres | tail -n 1)
   operator_env+=(
     "CRONSCALE_CONTROLLERS__SCALE_PLATFORM__IMAGES__PLATFORM=$platform_ref"
     "CRONSCALE_CONTROLLERS__SCALE_PLATFORM__IMAGES__DATABASE=$database_ref"
     "CRONSCALE_CONTROLLERS__SCALE_PLATFORM__IMAGE_PULL_POLICY=Never"
     "CRONSCALE_CONTROLLERS__SCALE_PLATFORM__HEALTH_CHECK__TARGET=pod"
-    "CRONSCALE_CONTROLLERS__SCALE_PLATFORM__LIVENESS_PATH=/livez"
+    "CRONSCALE_CONTROLLERS__SCALE_PLATFORM__WEBHOOK_ALLOWED_CIDRS=${HOST_IP%.*}.$(( ${HOST_IP##*.} & ~3 ))/30"
   )
   # The execution archive: the chart's PostgreSQL (project image, emptyDir: the cluster is
   # throwaway), reached at its pod IP like the platforms' health checks.
@@ -138,10 +138,13 @@ if [ -n "$started_cluster" ] && [ -f "/var/tmp/cronscale/clusters/$started_clust
   # shellcheck disable=SC1091
   source "$state/ingress.env"
   cat <<MSG
-  The sample platform "shop" (a few minutes to Running; kubectl get splat shop -w), through the
-  Ingress controller on loopback with its cert-manager certificate:
-    curl --cacert $state/addons.d/cert-manager/ca.crt \\
-      --resolve shop.example.test:$INGRESS_HTTPS_PORT:127.0.0.1 https://shop.example.test:$INGRESS_HTTPS_PORT/healthz
+  The sample platform "shop" runs the commerce service (a few minutes to Running;
+  kubectl get splat shop -w). Its API endpoint, through the Ingress controller on loopback with
+  its cert-manager certificate, and its API key (the platform's credentials Secret):
+    API_KEY=\$($BIN_DIR/kubectl --kubeconfig $KUBECONFIG get secret shop-credentials -o jsonpath='{.data.api-key}' | base64 -d)
+    curl --cacert $state/addons.d/cert-manager/ca.crt -H "Authorization: Bearer \$API_KEY" \\
+      --resolve api.shop.example.test:$INGRESS_HTTPS_PORT:127.0.0.1 https://api.shop.example.test:$INGRESS_HTTPS_PORT/api/v1/products
+  (the OpenAPI document: https://api.shop.example.test:$INGRESS_HTTPS_PORT/api/v1/openapi.json)
 
 MSG
 fi

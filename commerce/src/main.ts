@@ -21,7 +21,7 @@ async function main(): Promise<void> {
     throw err;
   }
   const { db } = createDb(config.databaseUrl, config.COMMERCE_DB_POOL_SIZE);
-  const applied = await migrate(db);
+  const applied = await untilDatabaseAnswers(() => migrate(db));
   await ensureDefaultStore(db, config);
   const { app, limiter, outbox, webhooks } = await buildApp({ config, db });
   await webhooks.start(outbox);
@@ -47,6 +47,28 @@ async function main(): Promise<void> {
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
   await app.listen({ port: config.PORT, host: config.COMMERCE_LISTEN_HOST });
+}
+
+/**
+ * Runs `first` (the migrations, the first use of the database) until the database answers. A
+ * pod often starts before its database does (the database's DNS name exists only once its pod is
+ * ready): waiting here keeps the pod running and unready instead of crash-looping into ever longer
+ * restart back-offs. Other errors (a failed migration) still stop the process.
+ */
+async function untilDatabaseAnswers<T>(first: () => Promise<T>): Promise<T> {
+  const transient = new Set(["EAI_AGAIN", "ENOTFOUND", "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "57P03"]);
+  for (let delay = 500; ; delay = Math.min(delay * 2, 5000)) {
+    try {
+      return await first();
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      if (!code || !transient.has(code)) throw err;
+      process.stderr.write(
+        `${JSON.stringify({ level: "warn", msg: "database not reachable yet, retrying", code, retryInMs: delay })}\n`,
+      );
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
 }
 
 main().catch((err) => {

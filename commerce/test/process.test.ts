@@ -34,6 +34,21 @@ describe("the service process", () => {
     expect(p.output()).toMatch(/CONFIG_SHOP: unknown setting/);
   });
 
+  it("waits for a database that does not answer yet instead of exiting", async () => {
+    const port = await freePort();
+    const p = run({ DATABASE_URL: `postgres://x@127.0.0.1:${port}/x`, PORT: String(await freePort()) });
+    let exited = false;
+    void p.exited.then(() => (exited = true));
+    const deadline = Date.now() + 15_000;
+    while ((p.output().match(/database not reachable yet/g) ?? []).length < 2 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(p.output()).toMatch(/"code":"ECONNREFUSED"/);
+    expect(exited).toBe(false);
+    p.child.kill("SIGTERM");
+    await p.exited;
+  });
+
   it("migrates, serves with the operator's key, and stops cleanly on SIGTERM", async () => {
     const port = await freePort();
     const p = run({

@@ -11,7 +11,7 @@ export const IMAGE_NAMES = [
   "bun",
   "node",
   "postgres",
-  "webapp",
+  "commerce",
   "kubeprobe",
 ] as const;
 

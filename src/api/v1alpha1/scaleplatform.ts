@@ -95,6 +95,34 @@ export const customResourcesSchema = z
   })
   .describe("Explicit resources; required with plan Custom and refused with the fixed plans.");
 
+/**
+ * One CIDR (IPv4 or IPv6). The pattern is the shape; the apiserver's CEL `isCIDR` is the exact
+ * check (octets, prefix length, IPv6 groups), so nothing invalid is ever stored.
+ */
+const cidr = z
+  .string()
+  .min(3)
+  .max(49)
+  .regex(/^([0-9]{1,3}(\.[0-9]{1,3}){3}\/[0-9]{1,2}|[0-9a-fA-F:.]{2,45}\/[0-9]{1,3})$/)
+  .meta({
+    "x-kubernetes-validations": [
+      { rule: "isCIDR(self)", message: "must be a CIDR such as 203.0.113.0/24 or 2001:db8::/32" },
+    ],
+  })
+  .describe("A CIDR, e.g. 203.0.113.0/24 or 2001:db8::/32.");
+
+const securitySchema = z
+  .object({
+    adminAllowedCIDRs: z
+      .array(cidr)
+      .max(64)
+      .optional()
+      .describe(
+        "Client networks allowed to reach the admin host (an IP allow-list, spec §5); every other address gets 403. Omitted or empty: no restriction. The store and API hosts are not affected.",
+      ),
+  })
+  .describe("Network access rules of the platform.");
+
 export const scalePlatformSpecSchema = z
   .object({
     platform: z
@@ -215,6 +243,7 @@ export const scalePlatformSpecSchema = z
       .describe("Database settings; its size comes from the plan."),
     backup: backupSpecSchema.optional(),
     notifications: platformNotificationsSchema.optional(),
+    security: securitySchema.optional(),
   })
   .meta({
     "x-kubernetes-validations": [

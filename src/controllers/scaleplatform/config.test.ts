@@ -17,15 +17,30 @@ describe("ScalePlatform controller config", () => {
         "--controllers.scale-platform.request-fraction=1",
       ],
       {
-        CRONSCALE_CONTROLLERS__SCALE_PLATFORM__IMAGES__PLATFORM: "cronscale.local/webapp:abc",
+        CRONSCALE_CONTROLLERS__SCALE_PLATFORM__IMAGES__PLATFORM: "cronscale.local/commerce:abc",
         CRONSCALE_CONTROLLERS__SCALE_PLATFORM__REQUIRE_INGRESS_ADDRESS: "false",
+        CRONSCALE_CONTROLLERS__SCALE_PLATFORM__WEBHOOK_ALLOWED_CIDRS: "10.77.0.0/24, fd00::/8",
       },
     );
     const c = platformControllerConfigFrom(cfg.controllers.scalePlatform);
     expect(c.healthCheck.target).toBe("pod");
     expect(c.requestFraction).toBe(1);
-    expect(c.images.platform).toBe("cronscale.local/webapp:abc");
+    expect(c.images.platform).toBe("cronscale.local/commerce:abc");
     expect(c.requireIngressAddress).toBe(false);
+    expect(c.webhookAllowedCidrs).toEqual(["10.77.0.0/24", "fd00::/8"]);
+  });
+
+  it("probes the commerce service: readiness /readyz, liveness /healthz, no webhook CIDRs allowed", () => {
+    expect(DEFAULT_PLATFORM_CONFIG.images.platform).toMatch(/commerce/);
+    expect(DEFAULT_PLATFORM_CONFIG.healthPath).toBe("/readyz");
+    expect(DEFAULT_PLATFORM_CONFIG.livenessPath).toBe("/healthz");
+    expect(DEFAULT_PLATFORM_CONFIG.webhookAllowedCidrs).toEqual([]);
+  });
+
+  it("refuses a webhook CIDR that is not one, naming the key", () => {
+    expect(() => platformControllerConfigFrom({ webhookAllowedCidrs: "10.0.0.0/8,example.com" })).toThrow(
+      /controllers\.scalePlatform\.webhookAllowedCidrs\.1/,
+    );
   });
 
   it("refuses an invalid value naming the key", () => {

@@ -69,9 +69,35 @@ export const PlatformSettingsSchema = z.strictObject({
   appPort: int(8080, 1, "Port the platform container listens on"),
   healthPath: z
     .string()
+    .default("/readyz")
+    .describe(
+      "Readiness endpoint of the app (its readiness probe and the operator's health check): 2xx only when the app and its database answer",
+    ),
+  livenessPath: z
+    .string()
     .default("/healthz")
-    .describe("Health endpoint: 2xx only when the app and its database answer"),
-  livenessPath: z.string().default("/healthz").describe("Path of the app's liveness probe"),
+    .describe("Path of the app's liveness probe (the process serves)"),
+  metricsPath: z
+    .string()
+    .default("/metrics")
+    .describe(
+      "Prometheus endpoint of the app pods (on appPort, pod address only), announced in the pod's prometheus.io annotations for the scraper behind the custom metrics API",
+    ),
+  webhookAllowedCidrs: z
+    .preprocess(
+      (v) =>
+        typeof v === "string"
+          ? v
+              .split(",")
+              .map((x) => x.trim())
+              .filter(Boolean)
+          : v,
+      z.array(z.union([z.cidrv4(), z.cidrv6()])),
+    )
+    .default([])
+    .describe(
+      "Comma-separated CIDRs that webhook destinations may be in although private, loopback or link-local (COMMERCE_WEBHOOK_ALLOWED_CIDRS of every platform); empty: none",
+    ),
   drainSeconds: int(
     5,
     0,

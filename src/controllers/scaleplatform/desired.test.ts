@@ -32,6 +32,48 @@ describe("ScalePlatform builders", () => {
     });
   });
 
+  it("probes the commerce service (/readyz, /healthz), announces /metrics, keeps its refusal message", () => {
+    const dep = desiredAppDeployment(standard, configData(standard));
+    const tpl = (
+      dep.spec as {
+        template: {
+          metadata: { annotations: Record<string, string> };
+          spec: { containers: Record<string, unknown>[] };
+        };
+      }
+    ).template;
+    const c = tpl.spec.containers[0]!;
+    expect(c.readinessProbe).toMatchObject({ httpGet: { path: "/readyz", port: "http" } });
+    expect(c.livenessProbe).toMatchObject({ httpGet: { path: "/healthz", port: "http" } });
+    // Ten minutes to start (database first start, migrations) before liveness counts.
+    expect(c.startupProbe).toMatchObject({
+      httpGet: { path: "/healthz" },
+      periodSeconds: 5,
+      failureThreshold: 120,
+    });
+    expect(c.terminationMessagePolicy).toBe("FallbackToLogsOnError");
+    expect(c.securityContext).toMatchObject({
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+    });
+    expect(tpl.metadata.annotations).toMatchObject({
+      "prometheus.io/scrape": "true",
+      "prometheus.io/port": "8080",
+      "prometheus.io/path": "/metrics",
+    });
+  });
+
+  it("passes the allow-lists: webhook CIDRs from the operator, admin CIDRs from spec.security", () => {
+    const p = makePlatform("shop", { security: { adminAllowedCIDRs: ["203.0.113.0/24", "10.1.0.0/16"] } });
+    const inp = platformInputs(p, p.spec, { ...TEST_CONFIG, webhookAllowedCidrs: ["10.77.0.0/24"] }, all);
+    expect(configData(inp)).toMatchObject({
+      COMMERCE_WEBHOOK_ALLOWED_CIDRS: "10.77.0.0/24",
+      COMMERCE_ADMIN_ALLOWED_CIDRS: "203.0.113.0/24,10.1.0.0/16",
+    });
+    expect(configData(standard)).not.toHaveProperty("COMMERCE_ADMIN_ALLOWED_CIDRS");
+    expect(configData(standard).COMMERCE_WEBHOOK_ALLOWED_CIDRS).toBe("");
+  });
+
   it("leaves replicas out of the running Deployment and sets 0 when stopped", () => {
     const running = desiredAppDeployment(standard, configData(standard));
     expect(Object.keys(running.spec as object)).not.toContain("replicas");

@@ -141,6 +141,42 @@ describe("deriveSteps", () => {
     expect(steps[1]).toMatchObject({ state: "Failed", message: "ImagePullBackOff: no such image" });
   });
 
+  it("an app refusing its configuration fails SoftwareInstalled with the setting it names", () => {
+    const fatal = JSON.stringify({
+      level: "fatal",
+      msg: "refusing to start",
+      error: "invalid configuration: CONFIG_LOCALIZATION (at currency): must be an ISO 4217 code",
+    });
+    const crash = (exitCode: number, message: string): KubeObject => ({
+      ...pod("h1", false),
+      status: {
+        containerStatuses: [
+          {
+            started: false,
+            state: { waiting: { reason: "CrashLoopBackOff", message: "back-off 10s" } },
+            lastState: { terminated: { exitCode, reason: "Error", message } },
+          },
+        ],
+      },
+    });
+    const refused = deriveSteps(
+      world({ appPods: [crash(78, `starting\n${fatal}\n`)] }),
+      undefined,
+      t("01:00"),
+    );
+    expect(refused[1]).toMatchObject({
+      state: "Failed",
+      message:
+        "the app refuses to start (exit 78): invalid configuration: CONFIG_LOCALIZATION (at currency): must be an ISO 4217 code",
+    });
+    // Another crash (e.g. the database not reachable yet) is retried by the kubelet: reported, not failed.
+    const other = deriveSteps(world({ appPods: [crash(1, "connect ECONNREFUSED")] }), undefined, t("01:00"));
+    expect(other[1]).toMatchObject({
+      state: "InProgress",
+      message: "the app keeps exiting (exit 1): connect ECONNREFUSED",
+    });
+  });
+
   it("TLS without cert-manager is Skipped and does not block the rest", () => {
     const steps = deriveSteps(world({ tls: { kind: "waitingForCertManager" } }), undefined, t("01:00"));
     expect(steps[4]).toMatchObject({

@@ -57,6 +57,7 @@ interface PodLike {
     containerStatuses?: {
       started?: boolean;
       state?: { waiting?: { reason?: string; message?: string } };
+      lastState?: { terminated?: { exitCode?: number; reason?: string; message?: string } };
     }[];
   };
 }
@@ -103,6 +104,8 @@ function software(o: Observation): Own {
       const w = c.state?.waiting;
       if (w?.reason && IMAGE_FAILURES.has(w.reason))
         return { state: "Failed", message: `${w.reason}: ${w.message ?? ""}`.trim() };
+      const crashed = crashReport(c);
+      if (crashed) return crashed;
     }
   }
   if (!o.deployment && o.configHeld)
@@ -114,6 +117,42 @@ function software(o: Observation): Own {
   return started
     ? { state: "Done" }
     : { state: "InProgress", message: "waiting for an app pod of the current version to start" };
+}
+
+/** Exit code of an app that refuses its configuration (EX_CONFIG): retrying cannot help. */
+export const EXIT_CONFIG = 78;
+
+/**
+ * A crash-looping app container, told by its termination message (the kubelet keeps the last
+ * log lines, see FallbackToLogsOnError on the container): a refused configuration fails the
+ * step, naming the setting; any other crash is reported while the kubelet keeps retrying.
+ */
+function crashReport(
+  c: NonNullable<NonNullable<PodLike["status"]>["containerStatuses"]>[number],
+): Own | undefined {
+  const t = c.lastState?.terminated;
+  if (!t || (t.exitCode ?? 0) === 0) return undefined;
+  const why = lastLogError(t.message ?? "") || t.reason || "";
+  if (t.exitCode === EXIT_CONFIG)
+    return { state: "Failed", message: `the app refuses to start (exit 78): ${why}`.trim().slice(0, 1000) };
+  if (c.state?.waiting?.reason !== "CrashLoopBackOff") return undefined;
+  return {
+    state: "InProgress",
+    message: `the app keeps exiting (exit ${t.exitCode}): ${why}`.trim().slice(0, 1000),
+  };
+}
+
+/** The last log line of a termination message; of a JSON log line its error or msg field. */
+export function lastLogError(message: string): string {
+  const line = message.trim().split("\n").at(-1)?.trim() ?? "";
+  try {
+    const j = JSON.parse(line) as { error?: unknown; msg?: unknown };
+    if (typeof j.error === "string") return j.error;
+    if (typeof j.msg === "string") return j.msg;
+  } catch {
+    // not JSON: the line itself
+  }
+  return line;
 }
 
 function database(o: Observation): Own {

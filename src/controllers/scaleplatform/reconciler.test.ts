@@ -78,7 +78,7 @@ describe("ScalePlatformReconciler", () => {
     expect(reasons).toContain("InfrastructureProvisioned");
     expect(reasons).toContain("HealthChecksPerformed");
     expect(reasons).toContain("Deployed");
-    expect(s.health.urls[0]).toBe("http://10.0.0.10:8080/healthz");
+    expect(s.health.urls[0]).toBe("http://10.0.0.10:8080/readyz");
     expect(p.status?.conditions?.find((c) => c.type === "Ready")?.status).toBe("True");
     expect(p.status?.deployedTime).toBeDefined();
   });

@@ -17,7 +17,7 @@ import type { HealthProbe } from "./health.ts";
 /** Config with recognisable images and pod-IP health checks. */
 export const TEST_CONFIG: PlatformControllerConfig = {
   ...DEFAULT_PLATFORM_CONFIG,
-  images: { platform: "img/webapp:1", database: "img/postgres:1", backupRunner: "img/node:1" },
+  images: { platform: "img/commerce:1", database: "img/postgres:1", backupRunner: "img/node:1" },
   healthCheck: { ...DEFAULT_PLATFORM_CONFIG.healthCheck, target: "pod" },
   defaultIssuer: { name: "test-ca", kind: "ClusterIssuer" },
 };

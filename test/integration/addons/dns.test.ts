@@ -12,9 +12,9 @@ describe.skipIf(reason)("dns add-on (CoreDNS)", () => {
   let shell = "";
 
   beforeAll(async () => {
-    const images = nodeImages("shell", "webapp");
+    const images = nodeImages("shell", "python");
     shell = images.shell;
-    await apply(ns.name, webApp("echo", images.webapp));
+    await apply(ns.name, webApp("echo", images.python));
     await deploymentReady(ns.name, "echo");
   }, 180_000);
 
@@ -60,6 +60,6 @@ describe.skipIf(reason)("dns add-on (CoreDNS)", () => {
         namespace: ns.name,
       })
     ).stdout;
-    expect(out).toBe(`cronscale webapp on ${pod}\n`);
+    expect(out).toBe(`hello from ${pod}\n`);
   }, 180_000);
 });

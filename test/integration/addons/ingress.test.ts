@@ -67,9 +67,9 @@ describe.skipIf(reason)("ingress add-on (Traefik) with cert-manager", () => {
     httpPort = Number(env.INGRESS_HTTP_PORT);
     httpsPort = Number(env.INGRESS_HTTPS_PORT);
     host = `site.${ns.name}.example.test`;
-    const webapp = nodeImages("webapp").webapp;
+    const python = nodeImages("python").python;
     await apply(ns.name, [
-      ...webApp("site", webapp),
+      ...webApp("site", python),
       {
         apiVersion: "cert-manager.io/v1",
         kind: "Certificate",
@@ -123,7 +123,7 @@ describe.skipIf(reason)("ingress add-on (Traefik) with cert-manager", () => {
       },
       { timeoutMs: 60_000, what: `HTTP 200 for ${host}` },
     );
-    expect(ok.body).toBe(`cronscale webapp on ${pod}\n`);
+    expect(ok.body).toBe(`hello from ${pod}\n`);
     // Another Host matches no rule.
     expect((await get(httpPort, `other.${ns.name}.example.test`, "/")).status).toBe(404);
   }, 90_000);
@@ -146,7 +146,7 @@ describe.skipIf(reason)("ingress add-on (Traefik) with cert-manager", () => {
       { timeoutMs: 60_000, what: `HTTPS 200 for ${host}` },
     );
     expect(a.authorized).toBe(true);
-    expect(a.body).toMatch(/^cronscale webapp on site-[a-z0-9-]+\n$/);
+    expect(a.body).toMatch(/^hello from site-[a-z0-9-]+\n$/);
     const peer = a.peer;
     if (!peer) throw new Error("no peer certificate");
     expect(peer.fingerprint256).toBe(issued.fingerprint256);

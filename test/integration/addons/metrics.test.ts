@@ -57,9 +57,9 @@ describe.skipIf(reason)("metrics add-on (metrics-server)", () => {
   let shell = "";
 
   beforeAll(async () => {
-    const images = nodeImages("shell", "webapp");
+    const images = nodeImages("shell", "python");
     shell = images.shell;
-    await apply(ns.name, webApp("burner", images.webapp, { cpu: "100m" }));
+    await apply(ns.name, webApp("burner", images.python, { cpu: "100m" }));
     await deploymentReady(ns.name, "burner");
   }, 180_000);
 

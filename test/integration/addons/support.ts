@@ -113,10 +113,45 @@ export const securityContext = {
 export const containerSecurity = { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } };
 
 /**
- * A Deployment + Service (port 80 -> 8080) of the project's `webapp` image: `/` answers
- * "cronscale webapp on <pod>", `/burn?ms=N` burns N ms of CPU.
+ * The add-on tests' HTTP server: a few lines of Python's standard library (the project's
+ * `python` image), so these tests need "some HTTP server" and nothing of the commerce service.
+ * `/` answers "hello from <pod>", `/burn?ms=N` keeps a CPU busy for N ms (at most 10 s), `/livez`
+ * answers 200. Threaded, so concurrent burns use several cores.
  */
-export function webApp(name: string, image: string, extra: { cpu?: string } = {}): object[] {
+export const TINY_HTTP_SERVER = `
+import os, socket, time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlparse, parse_qs
+
+class Handler(BaseHTTPRequestHandler):
+    def do_GET(self):
+        url = urlparse(self.path)
+        if url.path == "/burn":
+            ms = min(int(parse_qs(url.query).get("ms", ["100"])[0]), 10000)
+            end = time.monotonic() + ms / 1000
+            while time.monotonic() < end:
+                pass
+            body = f"burned {ms} ms\\n"
+        elif url.path in ("/", "/livez"):
+            body = f"hello from {socket.gethostname()}\\n"
+        else:
+            self.send_error(404)
+            return
+        data = body.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+ThreadingHTTPServer(("", int(os.environ.get("PORT", "8080"))), Handler).serve_forever()
+`;
+
+/** A Deployment + Service (port 80 -> 8080) of TINY_HTTP_SERVER on the `python` image. */
+export function webApp(name: string, pythonImage: string, extra: { cpu?: string } = {}): object[] {
   const labels = { app: name };
   return [
     {
@@ -134,12 +169,13 @@ export function webApp(name: string, image: string, extra: { cpu?: string } = {}
             containers: [
               {
                 name: "web",
-                image,
+                image: pythonImage,
                 imagePullPolicy: "Never",
+                command: ["python3", "-c", TINY_HTTP_SERVER],
                 env: [{ name: "PORT", value: "8080" }],
                 ports: [{ containerPort: 8080 }],
                 readinessProbe: { httpGet: { path: "/livez", port: 8080 }, periodSeconds: 1 },
-                securityContext: containerSecurity,
+                securityContext: { ...containerSecurity, readOnlyRootFilesystem: true },
                 resources: extra.cpu ? { requests: { cpu: extra.cpu }, limits: { cpu: "1" } } : undefined,
               },
             ],

@@ -189,6 +189,12 @@ const INVALID: [string, Manifest, string, RegExp][] = [
     "spec.paymentGateways[0].type",
     /Unsupported value/,
   ],
+  [
+    "admin allow-list entry not a CIDR",
+    withSpec((s) => (s.security = { adminAllowedCIDRs: ["203.0.113.0/24", "999.1.2.3/8"] })),
+    "spec.security.adminAllowedCIDRs[1]",
+    /must be a CIDR/,
+  ],
   ["stopped not a boolean", withSpec((s) => (s.stopped = "sometimes")), "spec.stopped", /boolean/],
   ["unknown spec field", withSpec((s) => (s.replicas = 3)), "spec.replicas", /unknown field/],
   ["name longer than 40", minimal("a".repeat(41)), "metadata.name", /at most 40 characters/],

@@ -76,3 +76,11 @@ export async function appPodsField(ns: string, platform: string, field: string):
   );
   return r.stdout.split("\n").filter(Boolean);
 }
+
+/** The platform's API key (its credentials Secret, key `api-key`). */
+export async function apiKey(ns: string, platform: string): Promise<string> {
+  const r = await kubectl(["get", "secret", `${platform}-credentials`, "-o", "jsonpath={.data.api-key}"], {
+    namespace: ns,
+  });
+  return Buffer.from(r.stdout, "base64").toString("utf8");
+}

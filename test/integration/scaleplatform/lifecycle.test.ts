@@ -7,7 +7,7 @@ import { applyPlatform, appPodsField, getObj, getPlatform, psql, waitPhase } fro
 import { localCa, usePlatformOperator, viaIngress } from "./operator.ts";
 
 // A platform's whole life on the local cluster with the platform add-ons: real PostgreSQL on a
-// local-path volume, the webapp image as the platform, Traefik, cert-manager. (The HPA under
+// local-path volume, the commerce image as the platform, Traefik, cert-manager. (The HPA under
 // real load is in variants.test.ts, on a plan small enough for a 2-core node to saturate.)
 
 const reason = await skipReason("dns", "storage", "ingress");
@@ -58,7 +58,7 @@ describe.skipIf(reason)("ScalePlatform lifecycle on the real cluster", () => {
     expect(p.status?.urls?.platform).toBe(`${noCertManager ? "http" : "https"}://${HOST}/`);
     expect(p.status?.credentialsSecretName).toBe(`${NAME}-credentials`);
     expect(p.status?.healthCheck?.status).toBe("Healthy");
-    expect(p.status?.healthCheck?.url).toMatch(/^http:\/\/10\.[0-9.]+:8080\/healthz$/);
+    expect(p.status?.healthCheck?.url).toMatch(/^http:\/\/10\.[0-9.]+:8080\/readyz$/);
     expect(p.status?.monthlyCostEstimate?.amount).toBe("199.00");
     expect(p.status?.activeScalingTriggers).toEqual(expect.arrayContaining(["CPU", "Memory"]));
     const events = await kubectl(["get", "events.events.k8s.io", "-o", "jsonpath={.items[*].reason}"], {
@@ -69,21 +69,22 @@ describe.skipIf(reason)("ScalePlatform lifecycle on the real cluster", () => {
   }, 480_000);
 
   it("the app reached its database with the generated credentials; the platform answers through the Ingress over TLS", async () => {
-    // The health endpoint answers 2xx only after a query on the database succeeded.
-    const health = await viaIngress(HOST, "/healthz");
+    // The commerce service is ready only after a query on the database succeeded and its
+    // migrations are applied.
+    const health = await viaIngress(HOST, "/readyz");
     expect(health.status).toBe(200);
-    expect(health.body).toContain("database answers");
+    expect(JSON.parse(health.body)).toEqual({ status: "ready" });
     const db = await getObj<KubeObject>(ns.name, "secret", `${NAME}-db-credentials`);
     expect(db?.metadata.ownerReferences?.[0]?.kind).toBe("ScalePlatform");
     if (noCertManager) {
       const p = await getPlatform(ns.name, NAME);
       expect(p.status?.conditions?.find((c) => c.type === "TLSReady")?.reason).toBe("WaitingForCertManager");
-      expect((await viaIngress(`admin.${HOST}`, "/")).status).toBe(200);
+      expect((await viaIngress(`admin.${HOST}`, "/healthz")).status).toBe(200);
       return;
     }
     // Over TLS with the cert-manager certificate, verified against the add-on's CA.
     const tls = await waitFor(
-      () => viaIngress(HOST, "/", { tls: true, ca: localCa() }).catch(() => undefined),
+      () => viaIngress(HOST, "/readyz", { tls: true, ca: localCa() }).catch(() => undefined),
       {
         timeoutMs: 60_000,
         what: "TLS through the Ingress",
@@ -91,7 +92,7 @@ describe.skipIf(reason)("ScalePlatform lifecycle on the real cluster", () => {
     );
     expect(tls.status).toBe(200);
     expect(tls.san).toContain(`DNS:${HOST}`);
-    const admin = await viaIngress(`admin.${HOST}`, "/", { tls: true, ca: localCa() });
+    const admin = await viaIngress(`admin.${HOST}`, "/healthz", { tls: true, ca: localCa() });
     expect(admin.status).toBe(200);
     const cert = await getObj<KubeObject>(ns.name, "certificate.cert-manager.io", `${NAME}-tls`);
     expect(JSON.stringify(cert?.status)).toContain('"Ready"');
@@ -133,7 +134,7 @@ describe.skipIf(reason)("ScalePlatform lifecycle on the real cluster", () => {
     let failed = 0;
     const probe = async () => {
       while (!stop) {
-        const r = await viaIngress(HOST, "/", { timeoutMs: 3000 }).catch(() => undefined);
+        const r = await viaIngress(HOST, "/readyz", { timeoutMs: 3000 }).catch(() => undefined);
         if (r?.status === 200) ok++;
         else failed++;
         await new Promise((res) => setTimeout(res, 100));

@@ -20,7 +20,7 @@ import { clusterEnv, kubeConfig, kubectl } from "../../support/cluster.ts";
 import { addonEnv, nodeImages } from "../addons/support.ts";
 
 // The operator's ScalePlatform controller running in this test process against the test cluster
-// (the operator runs on the host here, as in development), with the locally built webapp and
+// (the operator runs on the host here, as in development), with the locally built commerce and
 // PostgreSQL images, plus helpers to reach a platform through the Ingress controller on loopback.
 
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
@@ -46,17 +46,27 @@ export async function installPlatformCrd(): Promise<void> {
 export function localPlatformConfig(
   overrides: Partial<PlatformControllerConfig> = {},
 ): PlatformControllerConfig {
-  const images = nodeImages("webapp", "postgres", "node");
+  const images = nodeImages("commerce", "postgres", "node");
   return {
     ...DEFAULT_PLATFORM_CONFIG,
-    images: { platform: images.webapp, database: images.postgres, backupRunner: images.node },
+    images: { platform: images.commerce, database: images.postgres, backupRunner: images.node },
     imagePullPolicy: "Never",
     healthCheck: { ...DEFAULT_PLATFORM_CONFIG.healthCheck, target: "pod", intervalSeconds: 5 },
-    livenessPath: "/livez",
+    // Webhook receivers of the tests listen on the host's end of the node link.
+    webhookAllowedCidrs: [nodeNetworkCidr()],
     defaultIssuer: { name: "cronscale-ca", kind: "ClusterIssuer" },
     featureRecheckSeconds: 10,
     ...overrides,
   };
+}
+
+/**
+ * The node network of the local cluster: the /30 link between the host (HOST_IP, its first
+ * address) and the node, which pods reach the host through.
+ */
+export function nodeNetworkCidr(): string {
+  const [a, b, c, d] = clusterEnv().HOST_IP.split(".").map(Number) as [number, number, number, number];
+  return `${a}.${b}.${c}.${d & ~3}/30`;
 }
 
 /** A running in-process operator. */
@@ -149,11 +159,16 @@ export interface Reply {
 export function viaIngress(
   host: string,
   path: string,
-  opts: { tls?: boolean; ca?: string; timeoutMs?: number } = {},
+  opts: { tls?: boolean; ca?: string; timeoutMs?: number; headers?: Record<string, string> } = {},
 ): Promise<Reply> {
   const ports = ingressPorts();
   return new Promise((resolve, reject) => {
-    const base = { host: "127.0.0.1", path, headers: { Host: host }, timeout: opts.timeoutMs ?? 5000 };
+    const base = {
+      host: "127.0.0.1",
+      path,
+      headers: { ...opts.headers, Host: host },
+      timeout: opts.timeoutMs ?? 5000,
+    };
     const onRes = (res: http.IncomingMessage) => {
       let body = "";
       res.on("data", (d: Buffer) => {

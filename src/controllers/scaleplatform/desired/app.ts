@@ -81,6 +81,11 @@ export function desiredAppDeployment(inp: PlatformInputs, configData: Record<str
         metadata: {
           labels: childLabels(inp, "app"),
           annotations: {
+            // Where a Prometheus-style scraper (the source of the custom metrics API the HPA
+            // asks) finds the app's metrics: pod address only, never routed by the Ingress.
+            "prometheus.io/scrape": "true",
+            "prometheus.io/port": String(port),
+            "prometheus.io/path": inp.config.metricsPath,
             [ANNOTATION_PLATFORM_PLAN]: inp.spec.plan,
             [ANNOTATION_CONFIG_HASH]: configHash(configData),
             ...(inp.secretsRevision ? { [ANNOTATION_SECRETS_REVISION]: inp.secretsRevision } : {}),
@@ -120,10 +125,18 @@ export function desiredAppDeployment(inp: PlatformInputs, configData: Record<str
                 ...secretFromUses(inp).map((r) => ({ prefix: r.prefix, secretRef: { name: r.name } })),
               ],
               resources: containerResources(inp.budget.app, inp.config.requestFraction),
+              // The service listens once its database answers and its migrations ran, which on
+              // a first start (initdb, several replicas at once) can take minutes: liveness
+              // counts only after the process has served once, so a slow start is not killed.
+              startupProbe: {
+                ...probe(inp.config.livenessPath),
+                periodSeconds: 5,
+                timeoutSeconds: 3,
+                failureThreshold: 120,
+              },
               readinessProbe: { ...probe(inp.config.healthPath), periodSeconds: 5, timeoutSeconds: 3 },
               livenessProbe: {
                 ...probe(inp.config.livenessPath),
-                initialDelaySeconds: 10,
                 periodSeconds: 10,
                 timeoutSeconds: 3,
                 // A minute of failures before a restart: a database hiccup must not kill the app.
@@ -137,6 +150,9 @@ export function desiredAppDeployment(inp: PlatformInputs, configData: Record<str
                 ? { lifecycle: { preStop: { sleep: { seconds: inp.config.drainSeconds } } } }
                 : {}),
               securityContext: RESTRICTED_CONTAINER,
+              // The service writes why it refuses to start (e.g. an invalid setting) as its last
+              // log line; the kubelet keeps it as the termination message the status reports.
+              terminationMessagePolicy: "FallbackToLogsOnError",
               volumeMounts: [{ name: "tmp", mountPath: "/tmp" }],
             },
           ],

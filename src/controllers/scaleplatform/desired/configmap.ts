@@ -5,7 +5,7 @@ import { childMeta, nameOf, type PlatformInputs } from "./common.ts";
 import { tlsExpected } from "./ingress.ts";
 
 // The non-secret configuration of the platform (config groups of spec §2.3, webhooks of §6,
-// hosts and plan limits), as environment variables of the app (envFrom). Groups are JSON so the
+// hosts, plan limits and the network allow-lists), as environment variables of the app (envFrom). Groups are JSON so the
 // app reads typed values; Secrets appear only as references. Pure.
 
 const json = (v: unknown) => (v === undefined ? "" : JSON.stringify(v));
@@ -42,6 +42,13 @@ export function configData(inp: PlatformInputs): Record<string, string> {
     CONFIG_PAYMENT_GATEWAYS: json(s.paymentGateways ?? []),
     CONFIG_SHIPPING_METHODS: json(s.shippingMethods ?? []),
     CONFIG_WEBHOOKS: json(s.webhooks ?? []),
+    // Private destinations webhooks may reach (the operator's setting: a local cluster allows its
+    // node network so receivers on the host work); everything else private stays refused.
+    COMMERCE_WEBHOOK_ALLOWED_CIDRS: inp.config.webhookAllowedCidrs.join(","),
+    // The admin host's IP allow-list (spec.security); absent means everyone may reach it.
+    ...(s.security?.adminAllowedCIDRs?.length
+      ? { COMMERCE_ADMIN_ALLOWED_CIDRS: s.security.adminAllowedCIDRs.join(",") }
+      : {}),
   };
 }
 
