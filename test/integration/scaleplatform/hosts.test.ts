@@ -71,6 +71,10 @@ describe("two platforms claiming one host", () => {
       timeoutMs: 90_000,
       what: "the second platform's Ingress once the host is free",
     });
-    expect((await readyOf("second"))?.reason).not.toBe("HostConflict");
+    // The status is written after the Ingress is applied: wait for it rather than race it.
+    await waitFor(async () => ((await readyOf("second"))?.reason !== "HostConflict" ? true : undefined), {
+      timeoutMs: 30_000,
+      what: "the second platform's Ready condition without HostConflict",
+    });
   }, 240_000);
 });
