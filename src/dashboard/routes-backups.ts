@@ -5,6 +5,7 @@ import { ApiError } from "../runtime/errors.ts";
 import { allowed } from "./access.ts";
 import type { Ctx } from "./server.ts";
 import type { Session } from "./sessions.ts";
+import { openEventStream } from "./sse.ts";
 import { renderFragment } from "./views/html.ts";
 import { PLATFORMS_PATH } from "./views/layout.ts";
 import { BackupsPage, backupsHref, backupsOf, ManualBackups } from "./views/platform-backups.ts";
@@ -120,24 +121,8 @@ export function registerBackupRoutes(app: FastifyInstance, ctx: Ctx): void {
   app.get(`${ROUTE}/events`, async (req, reply) => {
     const s = req.session as Session;
     const { ns, name } = req.params as Params;
-    const abort = new AbortController();
-    reply.hijack();
-    const res = reply.raw;
-    res.writeHead(200, {
-      "Content-Type": "text/event-stream; charset=utf-8",
-      "Cache-Control": "no-store",
-      "X-Content-Type-Options": "nosniff",
-      "X-Accel-Buffering": "no",
-    });
-    const send = (event: string, data: string) =>
-      res.write(
-        `event: ${event}\n${data
-          .split("\n")
-          .map((l) => `data: ${l}`)
-          .join("\n")}\n\n`,
-      );
-    const heartbeat = setInterval(() => res.write(": keep-alive\n\n"), 25_000);
-    req.raw.on("close", () => abort.abort());
+    const stream = openEventStream(req, reply);
+    const { send } = stream;
     // Changes come in bursts (status writes of a running backup): one render per 200 ms at most,
     // each from a fresh list and platform read as the viewer.
     let timer: NodeJS.Timeout | undefined;
@@ -149,7 +134,7 @@ export function registerBackupRoutes(app: FastifyInstance, ctx: Ctx): void {
           manual(s, ns, name),
           allowed(s, "delete", "scaleplatformbackups", ns),
         ]);
-        if (!abort.signal.aborted)
+        if (!stream.signal.aborted)
           send(
             "backups",
             renderFragment(ManualBackups({ platform, backups, session: s, canCancel: cancel })),
@@ -164,14 +149,13 @@ export function registerBackupRoutes(app: FastifyInstance, ctx: Ctx): void {
         () => {
           timer ??= setTimeout(render, 200);
         },
-        abort.signal,
+        stream.signal,
       );
     } catch (err) {
       send("error", err instanceof ApiError ? `${err.statusCode}` : "error");
     } finally {
       clearTimeout(timer);
-      clearInterval(heartbeat);
-      res.end();
+      stream.end();
     }
   });
 }

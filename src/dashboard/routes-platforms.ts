@@ -7,6 +7,7 @@ import { ApiError } from "../runtime/errors.ts";
 import { allowed, pickNamespace } from "./access.ts";
 import type { Ctx } from "./server.ts";
 import type { Session } from "./sessions.ts";
+import { openEventStream } from "./sse.ts";
 import { apiErrorsByField } from "./task-model.ts";
 import { renderFragment } from "./views/html.ts";
 import { PLATFORMS_PATH } from "./views/layout.ts";
@@ -275,36 +276,19 @@ export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
   app.get(`${PLATFORMS_PATH}/:ns/:name/events`, async (req, reply) => {
     const s = req.session as Session;
     const { ns, name } = req.params as { ns: string; name: string };
-    const abort = new AbortController();
-    reply.hijack();
-    const res = reply.raw;
-    res.writeHead(200, {
-      "Content-Type": "text/event-stream; charset=utf-8",
-      "Cache-Control": "no-store",
-      "X-Content-Type-Options": "nosniff",
-      "X-Accel-Buffering": "no",
-    });
-    const send = (event: string, data: string) =>
-      res.write(
-        `event: ${event}\n${data
-          .split("\n")
-          .map((l) => `data: ${l}`)
-          .join("\n")}\n\n`,
-      );
-    const heartbeat = setInterval(() => res.write(": keep-alive\n\n"), 25_000);
-    req.raw.on("close", () => abort.abort());
+    const stream = openEventStream(req, reply);
+    const { send } = stream;
     try {
       await viewer(s).watchPlatform(
         ns,
         name,
         (p) => send("steps", renderFragment(Steps({ platform: p }))),
-        abort.signal,
+        stream.signal,
       );
     } catch (err) {
       send("error", err instanceof ApiError ? `${err.statusCode}` : "error");
     } finally {
-      clearInterval(heartbeat);
-      res.end();
+      stream.end();
     }
   });
 }

@@ -8,6 +8,7 @@ import { registerRenameRoutes } from "./routes-rename.ts";
 import { registerTaskFormRoutes } from "./routes-task-form.ts";
 import type { Ctx } from "./server.ts";
 import type { Session } from "./sessions.ts";
+import { openEventStream } from "./sse.ts";
 import { filterTasks } from "./task-model.ts";
 import { renderFragment } from "./views/html.ts";
 import { TASKS_PATH } from "./views/layout.ts";
@@ -143,26 +144,12 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: Ctx): void {
       return reply.code(err instanceof ApiError ? err.statusCode : 500).send();
     }
     if (!pods.includes(pod)) return reply.code(404).type("text/plain").send("no such run in progress");
-    const abort = new AbortController();
-    reply.hijack();
-    const res = reply.raw;
-    res.writeHead(200, {
-      "Content-Type": "text/event-stream; charset=utf-8",
-      "Cache-Control": "no-store",
-      "X-Content-Type-Options": "nosniff",
-    });
-    req.raw.on("close", () => abort.abort());
-    const send = (event: string, data: string) =>
-      res.write(
-        `event: ${event}\n${data
-          .split("\n")
-          .map((l) => `data: ${l}`)
-          .join("\n")}\n\n`,
-      );
+    const stream = openEventStream(req, reply);
+    const { send } = stream;
     // A pod still pulling or starting has no log yet (the API server answers 400): try again
     // each second while the run is in progress.
     let wrote = false;
-    for (let attempt = 0; attempt < 60 && !abort.signal.aborted; attempt++) {
+    for (let attempt = 0; attempt < 60 && !stream.signal.aborted; attempt++) {
       try {
         await viewer(s).followLog(
           ns,
@@ -171,7 +158,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: Ctx): void {
             wrote = true;
             send("log", text);
           },
-          abort.signal,
+          stream.signal,
         );
         break;
       } catch (err) {
@@ -185,7 +172,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: Ctx): void {
       }
     }
     send("end", "");
-    res.end();
+    stream.end();
   });
 
   app.post(`${TASKS_PATH}/:ns/:name/env/:env/reveal`, async (req, reply) => {
