@@ -16,6 +16,8 @@ interface Sample {
   resource: string;
   status: number;
   ms: number;
+  /** When the request started, ms after the window began. */
+  at: number;
 }
 
 /** Per-verb count, 404s and latency (ms) of one measured window. */
@@ -60,6 +62,7 @@ export class CountingProxy {
   private agent: Agent | undefined;
   private headers: Record<string, string> = {};
   private samples: Sample[] = [];
+  private windowStart = performance.now();
   port = 0;
 
   constructor(kc: KubeConfig) {
@@ -111,6 +114,7 @@ export class CountingProxy {
   reset(): Sample[] {
     const s = this.samples;
     this.samples = [];
+    this.windowStart = performance.now();
     return s;
   }
 
@@ -136,8 +140,28 @@ export class CountingProxy {
     return out;
   }
 
+  /**
+   * When things happened in the current window (s after it began): the first request, the end of
+   * the last LIST that started before the first write (the caches' initial sync), the first and
+   * the last write answered.
+   */
+  timeline(): { firstRequest?: number; listsDone?: number; firstWrite?: number; lastWrite?: number } {
+    const sec = (ms: number | undefined) => (ms === undefined ? undefined : +(ms / 1000).toFixed(2));
+    const isWrite = (s: Sample) => !["list", "watch", "get", "other"].includes(s.verb);
+    const writes = this.samples.filter(isWrite);
+    const firstWrite = Math.min(...writes.map((s) => s.at));
+    const lists = this.samples.filter((s) => s.verb === "list" && s.at < firstWrite);
+    return {
+      firstRequest: sec(this.samples.length ? Math.min(...this.samples.map((s) => s.at)) : undefined),
+      listsDone: sec(lists.length ? Math.max(...lists.map((s) => s.at + s.ms)) : undefined),
+      firstWrite: sec(writes.length ? Math.min(...writes.map((s) => s.at + s.ms)) : undefined),
+      lastWrite: sec(writes.length ? Math.max(...writes.map((s) => s.at + s.ms)) : undefined),
+    };
+  }
+
   private forward(req: IncomingMessage, res: ServerResponse): void {
     const t0 = performance.now();
+    const at = t0 - this.windowStart;
     const url = new URL(req.url ?? "/", this.target);
     const { verb, resource } = verbOf(req.method ?? "GET", url, req.headers["content-type"]);
     const headers = { ...req.headers, ...this.headers, host: this.target.host };
@@ -145,7 +169,13 @@ export class CountingProxy {
       res.writeHead(upRes.statusCode ?? 502, upRes.headers);
       upRes.pipe(res);
       const record = () =>
-        this.samples.push({ verb, resource, status: upRes.statusCode ?? 0, ms: performance.now() - t0 });
+        this.samples.push({
+          verb,
+          resource,
+          status: upRes.statusCode ?? 0,
+          ms: performance.now() - t0,
+          at,
+        });
       // A watch streams for minutes: count it when it starts (latency to its first byte).
       if (verb === "watch") record();
       else upRes.on("end", record);

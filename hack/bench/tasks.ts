@@ -20,7 +20,15 @@
 // shared: compare the ratios of one run, not absolute times across runs.
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import {
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { parseArgs } from "node:util";
@@ -49,6 +57,9 @@ const { values } = parseArgs({
     // operator run, no raw writer, so no ratio.
     "operator-only": { type: "boolean", default: false },
     "node-options": { type: "string" },
+    // Writes each window's requests (JSON lines: verb, resource, status, at, ms) and the
+    // operator's output there, to see where a round's time went.
+    trace: { type: "string" },
   },
 });
 const N = Number(values.count);
@@ -78,6 +89,33 @@ const client = new RealKubeClient(direct);
 const proxy = new CountingProxy(kc);
 const run = randomBytes(3).toString("hex");
 const tmp = `${tmpdir()}/cronscale-bench-${run}`;
+const TRACE = values.trace;
+if (TRACE) mkdirSync(TRACE, { recursive: true });
+let traceCounter = 0;
+/** Ends the proxy's window; with --trace, writes its requests to `<trace>/<n>-<name>.jsonl`. */
+function endWindow(name: string): void {
+  const samples = proxy.reset();
+  if (TRACE)
+    writeFileSync(
+      `${TRACE}/${String(traceCounter++).padStart(2, "0")}-${name}.jsonl`,
+      samples.map((x) => JSON.stringify(x)).join("\n"),
+    );
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat. */
+function cpuSeconds(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  // utime and stime are fields 14 and 15 of the line, 12 and 13 after "pid (comm) ".
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** CPU seconds this (the raw writer's) process used since `from`; it also runs the watches. */
+function benchCpu(from: NodeJS.CpuUsage): number {
+  const d = process.cpuUsage(from);
+  return +((d.user + d.system) / 1e6).toFixed(2);
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Runs `fn` for 0..n-1 with `workers` in flight. */
@@ -186,9 +224,12 @@ async function startOperator(ns: string): Promise<Operator> {
   const port = await freePort();
   const args = ["--expose-gc", `--import=${root}hack/bench/heap-probe.mjs`, `${root}dist/main.js`];
   args.push("--namespace", ns, "--metrics-port", String(port), "--metrics-bind-address", "127.0.0.1");
-  args.push("--log-level", "warn", "--max-concurrent-reconciles", String(W));
+  args.push("--log-level", TRACE ? "info" : "warn", "--max-concurrent-reconciles", String(W));
+  const out = TRACE
+    ? createWriteStream(`${TRACE}/${String(traceCounter).padStart(2, "0")}-operator.log`)
+    : undefined;
   const child = spawn(process.execPath, args, {
-    stdio: ["ignore", "ignore", "inherit"],
+    stdio: ["ignore", out ? "pipe" : "ignore", "inherit"],
     env: {
       ...process.env,
       KUBECONFIG: proxy.kubeconfigFor(`${tmp}-op.kubeconfig`),
@@ -196,6 +237,7 @@ async function startOperator(ns: string): Promise<Operator> {
       NODE_OPTIONS,
     },
   });
+  if (out) child.stdout?.pipe(out);
   const exited = new Promise<void>((r) => child.on("exit", () => r()));
   return { child, port, exited };
 }
@@ -239,6 +281,10 @@ async function stopOperator(op: Operator): Promise<void> {
 interface Sample {
   seconds: number;
   requests: Record<string, VerbStats>;
+  /** When requests happened (s after t0), from the proxy. */
+  timeline: ReturnType<CountingProxy["timeline"]>;
+  /** CPU seconds the writer's process used from t0 to convergence. */
+  cpuSeconds: number;
   memory?: Memory;
   steadyWrites?: number;
   writesAcrossRestart?: number;
@@ -249,13 +295,16 @@ async function coldRaw(): Promise<Sample> {
   const watch = await converged(ns);
   const raw = rawClient();
   proxy.reset();
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const tasks = await raw.list<ScheduledTask>(TASK_TYPE.apiVersion, TASK_TYPE.kind, ns);
   await pool(tasks.length, W, (i) => rawWrite(raw, tasks[i]!));
   await watch.done;
   const seconds = (performance.now() - t0) / 1000;
+  const sample = { seconds, requests: proxy.stats(), timeline: proxy.timeline(), cpuSeconds: benchCpu(cpu0) };
+  endWindow("cold-raw");
   await watch.stop();
-  return { seconds, requests: proxy.stats() };
+  return sample;
 }
 
 async function coldOperator(last: boolean): Promise<Sample> {
@@ -267,8 +316,11 @@ async function coldOperator(last: boolean): Promise<Sample> {
   await watch.done;
   const seconds = (performance.now() - t0) / 1000;
   const requests = proxy.stats();
+  const timeline = proxy.timeline();
+  const cpu = cpuSeconds(op.child.pid);
+  endWindow("cold-operator");
   await watch.stop();
-  const sample: Sample = { seconds, requests, memory: await memory(op) };
+  const sample: Sample = { seconds, requests, timeline, cpuSeconds: cpu, memory: await memory(op) };
   if (last) {
     proxy.reset();
     await sleep(STEADY * 1000);
@@ -289,12 +341,15 @@ async function liveRaw(): Promise<Sample> {
   const raw = rawClient();
   const watch = await converged(ns);
   proxy.reset();
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   await pool(N, W, async (i) => rawWrite(raw, await client.apply<ScheduledTask>(taskObj(ns, i))));
   await watch.done;
   const seconds = (performance.now() - t0) / 1000;
+  const sample = { seconds, requests: proxy.stats(), timeline: proxy.timeline(), cpuSeconds: benchCpu(cpu0) };
+  endWindow("live-raw");
   await watch.stop();
-  return { seconds, requests: proxy.stats() };
+  return sample;
 }
 
 async function liveOperator(): Promise<Sample> {
@@ -303,13 +358,17 @@ async function liveOperator(): Promise<Sample> {
   await ready(op);
   const watch = await converged(ns);
   proxy.reset();
+  const cpu0 = cpuSeconds(op.child.pid);
   const t0 = performance.now();
   await pool(N, W, (i) => client.apply(taskObj(ns, i)));
   await watch.done;
   const seconds = (performance.now() - t0) / 1000;
   const requests = proxy.stats();
+  const timeline = proxy.timeline();
+  const cpu = cpuSeconds(op.child.pid) - cpu0;
+  endWindow("live-operator");
   await watch.stop();
-  const sample = { seconds, requests, memory: await memory(op) };
+  const sample = { seconds, requests, timeline, cpuSeconds: cpu, memory: await memory(op) };
   await stopOperator(op);
   return sample;
 }
@@ -331,6 +390,10 @@ function summary(raw: Sample[], op: Sample[]) {
     rawRequests: raw.at(-1)?.requests,
     operatorRequests: op.at(-1)?.requests,
     operatorMemory: op.map((s) => s.memory),
+    rawCpuSeconds: raw.map((s) => s.cpuSeconds),
+    operatorCpuSeconds: op.map((s) => s.cpuSeconds),
+    rawTimeline: raw.map((s) => s.timeline),
+    operatorTimeline: op.map((s) => s.timeline),
   };
 }
 
@@ -367,6 +430,11 @@ async function main() {
       }
       console.error(
         `round ${r + 1}: raw ${raw.at(-1)?.seconds.toFixed(1)} s, operator ${op.at(-1)?.seconds.toFixed(1)} s`,
+        JSON.stringify({
+          raw: raw.at(-1)?.timeline,
+          operator: op.at(-1)?.timeline,
+          cpu: [raw.at(-1)?.cpuSeconds, op.at(-1)?.cpuSeconds],
+        }),
       );
     }
     const result: Record<string, unknown> = {
