@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { silentLogger } from "../log.ts";
 import { FakeClock } from "./clock.ts";
+import { changedBeyondStatus } from "./controller.ts";
 import { ApiError, TerminalError, WaitError } from "./errors.ts";
 import { MemoryEventRecorder } from "./events.ts";
 import { FakeKubeClient } from "./fake-client.ts";
@@ -15,7 +16,11 @@ async function settle(rounds = 30): Promise<void> {
   for (let i = 0; i < rounds; i++) await Promise.resolve();
 }
 
-function setup(reconcile: (key: ObjectKey, ctx: ReconcileContext) => Promise<ReconcileResult>, workers = 1) {
+function setup(
+  reconcile: (key: ObjectKey, ctx: ReconcileContext) => Promise<ReconcileResult>,
+  workers = 1,
+  ignoreStatusOnlyUpdates = false,
+) {
   const clock = new FakeClock();
   const client = new FakeKubeClient({ clock });
   const events = new MemoryEventRecorder();
@@ -34,6 +39,7 @@ function setup(reconcile: (key: ObjectKey, ctx: ReconcileContext) => Promise<Rec
     for: PARENT,
     owns: [CHILD],
     workers,
+    ignoreStatusOnlyUpdates,
     backoff: { baseMs: 100, jitter: 0 },
     reconciler: {
       reconcile: async (key, ctx) => {
@@ -89,6 +95,53 @@ describe("Controller", () => {
     await settle();
     expect(calls).toEqual(["ns/p"]);
     await mgr.stop();
+  });
+
+  it("with ignoreStatusOnlyUpdates, a status write wakes nothing, a spec or annotation change does", async () => {
+    const run = async (ignore: boolean) => {
+      const { client, mgr, calls } = setup(async () => ({}), 1, ignore);
+      client.seed(parent("p"));
+      await mgr.start();
+      await settle();
+      calls.length = 0;
+      await client.applyStatus({
+        ...PARENT,
+        metadata: { name: "p", namespace: "ns" },
+        status: { phase: "Up" },
+      });
+      await settle();
+      const afterStatus = calls.length;
+      await client.apply({ ...PARENT, metadata: { name: "p", namespace: "ns" }, spec: { v: 2 } });
+      await settle();
+      await client.apply({
+        ...PARENT,
+        metadata: { name: "p", namespace: "ns", annotations: { "example.com/run-now": "1" } },
+      });
+      await settle();
+      await mgr.stop();
+      return { afterStatus, total: calls.length };
+    };
+    expect(await run(false)).toEqual({ afterStatus: 1, total: 3 });
+    expect(await run(true)).toEqual({ afterStatus: 0, total: 2 });
+  });
+
+  it("changedBeyondStatus ignores status and server bookkeeping only", () => {
+    const a: KubeObject = {
+      ...PARENT,
+      metadata: { name: "p", resourceVersion: "1", generation: 1, labels: { x: "1" } },
+      status: { phase: "A" },
+    };
+    const status = { ...a, metadata: { ...a.metadata, resourceVersion: "2" }, status: { phase: "B" } };
+    expect(changedBeyondStatus(a, status)).toBe(false);
+    expect(changedBeyondStatus(a, { ...a, metadata: { ...a.metadata, generation: 2 } })).toBe(true);
+    expect(changedBeyondStatus(a, { ...a, metadata: { ...a.metadata, labels: { x: "2" } } })).toBe(true);
+    expect(changedBeyondStatus(a, { ...a, metadata: { ...a.metadata, finalizers: ["f"] } })).toBe(true);
+    expect(
+      changedBeyondStatus(a, {
+        ...a,
+        metadata: { ...a.metadata, deletionTimestamp: "2026-01-01T00:00:00Z" },
+      }),
+    ).toBe(true);
   });
 
   it("retries a failing reconcile with per-key backoff and resets after success", async () => {

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { isDeepStrictEqual } from "node:util";
 import type { Logger } from "pino";
 import { reconcileLogger } from "../log.ts";
 import type { BackoffOptions } from "./backoff.ts";
@@ -48,6 +49,13 @@ export interface ControllerSpec<Ctx extends ReconcileContext = ReconcileContext>
   for: ResourceType;
   /** How the primary kind is cached. */
   forCache?: CacheOptions;
+  /**
+   * Skip updates of the primary that change only its status (controller-runtime's
+   * GenerationChangedPredicate, with labels, annotations, finalizers and deletion still counted):
+   * for a controller that writes the status itself and does not act on it, the echo of its own
+   * status write is a reconcile that can only find nothing to do.
+   */
+  ignoreStatusOnlyUpdates?: boolean;
   /** Child kinds: their events enqueue the owner named by their controller ownerReference. */
   owns?: ResourceType[];
   /** Other kinds with a custom mapping to primary keys. */
@@ -74,6 +82,20 @@ export function sameKind(
 export function ownerKey(child: KubeObject, owner: ResourceType): ObjectKey | undefined {
   const ref = child.metadata.ownerReferences?.find((r) => r.controller && sameKind(r, owner));
   return ref ? { namespace: child.metadata.namespace ?? "", name: ref.name } : undefined;
+}
+
+/** Whether `b` differs from `a` in more than its status (and server bookkeeping). */
+export function changedBeyondStatus(a: KubeObject, b: KubeObject): boolean {
+  const x = a.metadata;
+  const y = b.metadata;
+  return (
+    x.generation !== y.generation ||
+    x.deletionTimestamp !== y.deletionTimestamp ||
+    !isDeepStrictEqual(x.labels ?? {}, y.labels ?? {}) ||
+    !isDeepStrictEqual(x.annotations ?? {}, y.annotations ?? {}) ||
+    !isDeepStrictEqual(x.finalizers ?? [], y.finalizers ?? []) ||
+    !isDeepStrictEqual(x.ownerReferences ?? [], y.ownerReferences ?? [])
+  );
 }
 
 /** Reading an informer that has not listed yet would answer "nothing there": refuse instead. */
@@ -132,7 +154,10 @@ export class Controller<Ctx extends ReconcileContext = ReconcileContext> {
     this.use(this.spec.for, this.spec.forCache).addHandlers({
       onAdd: (o) => enqueue(objectKey(o)),
       // An unchanged resourceVersion is a relist echo, not a change.
-      onUpdate: (a, b) => a.metadata.resourceVersion !== b.metadata.resourceVersion && enqueue(objectKey(b)),
+      onUpdate: (a, b) =>
+        a.metadata.resourceVersion !== b.metadata.resourceVersion &&
+        (!this.spec.ignoreStatusOnlyUpdates || changedBeyondStatus(a, b)) &&
+        enqueue(objectKey(b)),
       onDelete: (o) => enqueue(objectKey(o)),
     });
     for (const child of this.spec.owns ?? []) {

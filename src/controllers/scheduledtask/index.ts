@@ -91,6 +91,8 @@ export function registerScheduledTaskControllers(manager: Manager, opts: Registe
     name: "scheduledtask",
     for: TASK,
     forCache: TASK_CACHE,
+    // Its own status write would otherwise bring every task back once more for nothing.
+    ignoreStatusOnlyUpdates: true,
     watches: CHILDREN.filter(([t]) => t.kind !== "Pod").map(([type, cache]) => ({
       type,
       map: toTask,
@@ -103,6 +105,8 @@ export function registerScheduledTaskControllers(manager: Manager, opts: Registe
     name: "taskexecution",
     for: TASK,
     forCache: TASK_CACHE,
+    // Driven by Jobs and Pods; the task's status says nothing it acts on.
+    ignoreStatusOnlyUpdates: true,
     watches: [
       ...CHILDREN.filter(([t]) => t.kind === "Job" || t.kind === "Pod").map(([type, cache]) => ({
         type,
