@@ -14,7 +14,7 @@
 // Live creation (--live): the operator already running; N tasks created at t0 with the same
 // concurrency; against a raw writer that creates each task and then writes its children and status.
 //
-//   KUBECONFIG=... npm run bench:tasks -- --count 1000 [--workers 4] [--rounds 3] [--live] [--operator-only]
+//   KUBECONFIG=... npm run bench:tasks -- --count 1000 [--workers 4] [--rounds 3] [--live] [--operator-only] [--trace DIR]
 // (builds dist/ first; `node hack/bench/tasks.ts ...` runs the dist/ as it is)
 // Schedules are yearly, so no pod runs: the figures are the control loop's. The machine may be
 // shared: compare the ratios of one run, not absolute times across runs.
