@@ -16,19 +16,13 @@ import type {
 import { applyStatusIfChanged } from "../../../runtime/apply.ts";
 import { formatTime } from "../../../runtime/conditions.ts";
 import { isConflict } from "../../../runtime/errors.ts";
-import type {
-  KubeObject,
-  ObjectKey,
-  ReconcileContext,
-  ReconcileResult,
-  Reconciler,
-} from "../../../runtime/types.ts";
+import type { ObjectKey, ReconcileContext, ReconcileResult, Reconciler } from "../../../runtime/types.ts";
 import { readList, readOne } from "../../scheduledtask/read.ts";
 import type { PlatformControllerConfig } from "../config.ts";
 import { type PlatformInputs, platformInputs } from "../desired/common.ts";
 import { pvcRetention } from "../desired/database.ts";
 import { advanceCutover, advanceRollback, holdApp } from "./cutover.ts";
-import { desiredRestoreClaim, desiredRestoreJob } from "./desired.ts";
+import { desiredRestoreClaim, desiredRestoreJob, platformOwner, restoreOwner } from "./desired.ts";
 import { jobOutcome, withPhase } from "./status.ts";
 import { checkTarget } from "./target.ts";
 
@@ -347,26 +341,4 @@ export class RestoreReconciler implements Reconciler {
 function targetOf(r: ScalePlatformRestore): string {
   if (r.spec.backupLabel) return `backup ${r.spec.backupLabel}`;
   return r.spec.targetTime ? `time ${r.spec.targetTime}` : "latest";
-}
-
-function platformOwner(p: KubeObject) {
-  return {
-    apiVersion: API_VERSION,
-    kind: "ScalePlatform",
-    name: p.metadata.name ?? "",
-    uid: p.metadata.uid ?? "",
-    controller: true,
-    blockOwnerDeletion: true,
-  };
-}
-
-function restoreOwner(r: KubeObject) {
-  return {
-    apiVersion: API_VERSION,
-    kind: "ScalePlatformRestore",
-    name: r.metadata.name ?? "",
-    uid: r.metadata.uid ?? "",
-    controller: true,
-    blockOwnerDeletion: true,
-  };
 }
