@@ -93,7 +93,7 @@ describe.skipIf(reason)("restore benchmark: a ~1 GB pgbench database", () => {
         (await getPlatform(ns, NAME)).status?.conditions?.some(
           (c) => c.type === "BackupHealthy" && c.status === "True",
         ),
-      { timeoutMs: 300_000, intervalMs: 2000, what: "the first backup" },
+      { timeoutMs: 900_000, intervalMs: 2000, what: "the first backup" },
     );
     log(`platform up; pgbench -i -s ${SCALE}`);
     const initStart = Date.now();

@@ -98,7 +98,7 @@ describe.skipIf(reason)("ScalePlatformRestore (pgBackRest PITR into a new volume
         const c = cur.status?.conditions?.find((x) => x.type === "BackupHealthy");
         return c?.status === "True" ? cur : undefined;
       },
-      { timeoutMs: 240_000, intervalMs: 1000, what: "the first backup" },
+      { timeoutMs: 480_000, intervalMs: 1000, what: "the first backup" },
     );
     firstBackup = p.status?.backup?.lastSuccessfulBackup?.label ?? "";
     await psql(
@@ -130,7 +130,7 @@ describe.skipIf(reason)("ScalePlatformRestore (pgBackRest PITR into a new volume
       true,
     );
     expect(both.stderr).toContain("spec.targetTime and spec.backupLabel are exclusive");
-  }, 300_000);
+  }, 600_000);
 
   it("a restore whose Job fails leaves the shop serving; the next restore succeeds", async () => {
     // The restore Job's pod is lost while it restores (as on a node failure or an eviction): the
