@@ -240,7 +240,7 @@ describe.skipIf(reason)("ScalePlatformRestore (pgBackRest PITR into a new volume
         const b = await getObj<{ status?: { phase?: string } }>(ns.name, "scaleplatformbackup", `pitr-after`);
         return b?.status?.phase === "Succeeded";
       },
-      { timeoutMs: 120_000, intervalMs: 1000, what: "the full backup after the restore" },
+      { timeoutMs: 240_000, intervalMs: 1000, what: "the full backup after the restore" },
     );
     const printed = await kubectl(["get", "splrs", "pitr"], { namespace: ns.name });
     expect(printed.stdout).toMatch(/DOWNTIME/);
