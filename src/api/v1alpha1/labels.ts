@@ -67,6 +67,12 @@ export const RESTORE_COMPONENT = "restore";
  * StatefulSet's own claim). Written by the restore controller, kept by the platform reconciler.
  */
 export const ANNOTATION_DATA_CLAIM = "cronscale.io/data-claim";
+/**
+ * On the app Deployment during a restore's cutover: `<restore>@<RFC 3339 time>`, the app held at
+ * zero replicas until then (the platform reconciler does not bring it back up meanwhile; a hold
+ * left behind expires by itself). Written and removed by the restore controller.
+ */
+export const ANNOTATION_RESTORE_HOLD = "cronscale.io/restore-hold";
 
 // --- Notification ----------------------------------------------------------------------------
 

@@ -51,6 +51,14 @@ export const scalePlatformRestoreSpecSchema = z
       .describe(
         "Hours after the cutover the old database volume is kept when not released earlier. Default 72.",
       ),
+    cutoverTimeoutSeconds: z
+      .int()
+      .min(30)
+      .max(3600)
+      .default(300)
+      .describe(
+        "Seconds the cutover may take, from the app scaled to zero to the app ready again on the restored database. Past it the cutover is rolled back: the database returns to the volume it used before, the app comes back, and the restore ends Failed with reason CutoverTimedOut. Default 300.",
+      ),
   })
   .meta({
     "x-kubernetes-validations": [
@@ -103,14 +111,24 @@ export const scalePlatformRestoreStatusSchema = z
     ).optional(),
     oldVolumeReleased: z.boolean().optional().describe("Whether the old volume has been deleted."),
     startTime: timestamp("When the restore Job started.").optional(),
-    cutoverStartTime: timestamp("When the old database was asked to stop.").optional(),
+    cutoverStartTime: timestamp(
+      "When the cutover started (the app scaled to zero, then the old database stopped).",
+    ).optional(),
+    appReplicas: z
+      .int()
+      .min(0)
+      .optional()
+      .describe("Replicas of the app before the cutover scaled it to zero; given back after it."),
+    rollbackStartTime: timestamp(
+      "When a cutover that did not get ready in spec.cutoverTimeoutSeconds started rolling back to the old volume.",
+    ).optional(),
     completionTime: timestamp("When the restored database served again (or the restore failed).").optional(),
     downtimeSeconds: z
       .number()
       .min(0)
       .optional()
       .describe(
-        "Seconds the database was unavailable: from the cutover's start to the restored database ready.",
+        "Seconds the shop was unavailable: from the cutover's start (app scaled to zero) to the app ready again on the restored database.",
       ),
     backupRequestName: z
       .string()
@@ -118,7 +136,7 @@ export const scalePlatformRestoreStatusSchema = z
       .optional()
       .describe("ScalePlatformBackup taken right after the cutover (a full backup of the new timeline)."),
     conditions: conditionsSchema(
-      "Valid (the target lies in the recoverable window), Complete (True once Succeeded, False with the reason otherwise).",
+      "Valid (the target lies in the recoverable window), Complete (True once Succeeded, False with the reason otherwise, e.g. CutoverTimedOut after a rollback).",
     ).optional(),
   })
   .describe("Progress, measured downtime and result of the restore.");

@@ -1,4 +1,4 @@
-import { ANNOTATION_DATA_CLAIM } from "../../api/v1alpha1/labels.ts";
+import { ANNOTATION_DATA_CLAIM, ANNOTATION_RESTORE_HOLD } from "../../api/v1alpha1/labels.ts";
 import { platformDatabaseName } from "../../api/v1alpha1/names.ts";
 import { needsApply } from "../../runtime/apply.ts";
 import type { KubeObject, ObjectKey, ReconcileContext } from "../../runtime/types.ts";
@@ -104,11 +104,13 @@ export async function applyChildren(
     const l = live.get(childKey(d.kind, d.metadata.name));
     if (configHeld && (d.kind === "ConfigMap" || d.kind === "Deployment")) continue;
     // Starting after a stop: an HPA never scales a Deployment at 0 replicas, so set its minimum
-    // once; later applies leave replicas out again and the HPA owns it.
+    // once; later applies leave replicas out again and the HPA owns it. Not while a restore's
+    // cutover holds the app at zero (until the hold's time at most).
     if (
       d.kind === "Deployment" &&
       !inp.spec.stopped &&
-      (l?.spec as { replicas?: number } | undefined)?.replicas === 0
+      (l?.spec as { replicas?: number } | undefined)?.replicas === 0 &&
+      !restoreHeld(l, ctx.clock.now())
     ) {
       d = { ...d, spec: { ...(d.spec as object), replicas: inp.budget.app.minReplicas } };
     } else if (!needsApply(d, l)) continue;
@@ -118,4 +120,11 @@ export async function applyChildren(
     ctx.log.info({ platform: key.name, kind: d.kind, name: d.metadata.name }, "applied child");
   }
   return missing;
+}
+
+/** Whether a restore's cutover holds the app Deployment `live` at zero at `now` (ANNOTATION_RESTORE_HOLD). */
+export function restoreHeld(live: KubeObject | undefined, now: Date): boolean {
+  const hold = live?.metadata.annotations?.[ANNOTATION_RESTORE_HOLD];
+  const until = Date.parse(hold?.slice(hold.lastIndexOf("@") + 1) ?? "");
+  return now.getTime() < until;
 }

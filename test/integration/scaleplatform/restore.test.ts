@@ -10,7 +10,8 @@ import { usePlatformOperator, viaIngress } from "./operator.ts";
 // outside the recoverable window is refused with the window; a point-in-time restore brings back
 // the rows written before the chosen time and not those after, while the shop keeps answering
 // (/healthz queries the database) through the Ingress until the cutover, whose downtime is
-// reported; a restore to a named backup brings back that backup's rows.
+// reported; a restore whose Job fails leaves the shop serving and the next restore
+// succeeds; a restore to a named backup brings back that backup's rows.
 
 const reason = await skipReason("dns", "storage", "s3", "ingress");
 const NAME = "rewind";
@@ -43,8 +44,11 @@ async function waitRestore(
       const end = cur?.status?.phase;
       return end === "Succeeded" || end === "Failed" ? cur : undefined;
     },
-    { timeoutMs: 150_000, intervalMs: 500, what: `ScalePlatformRestore ${name} finished` },
-  );
+    { timeoutMs: 300_000, intervalMs: 500, what: `ScalePlatformRestore ${name} finished` },
+  ).catch(async (err: Error) => {
+    const cur = await getObj<ScalePlatformRestore>(ns, "scaleplatformrestore", name);
+    throw new Error(`${err.message}: ${cur?.status?.phase}: ${cur?.status?.message}`);
+  });
   expect(r.status?.phase, `ScalePlatformRestore ${name}: ${r.status?.message}`).toBe(phase);
   return r;
 }
@@ -94,7 +98,7 @@ describe.skipIf(reason)("ScalePlatformRestore (pgBackRest PITR into a new volume
         const c = cur.status?.conditions?.find((x) => x.type === "BackupHealthy");
         return c?.status === "True" ? cur : undefined;
       },
-      { timeoutMs: 240_000, intervalMs: 1000, what: "the first backup" },
+      { timeoutMs: 480_000, intervalMs: 1000, what: "the first backup" },
     );
     firstBackup = p.status?.backup?.lastSuccessfulBackup?.label ?? "";
     await psql(
@@ -126,7 +130,66 @@ describe.skipIf(reason)("ScalePlatformRestore (pgBackRest PITR into a new volume
       true,
     );
     expect(both.stderr).toContain("spec.targetTime and spec.backupLabel are exclusive");
-  }, 300_000);
+  }, 600_000);
+
+  it("a restore whose Job fails leaves the shop serving; the next restore succeeds", async () => {
+    // The restore Job's pod is lost while it restores (as on a node failure or an eviction): the
+    // Job fails (no retries), the real failure path once the Job has started.
+    const outages: number[] = [];
+    let polling = true;
+    const poller = (async () => {
+      while (polling) {
+        const ok = await viaIngress(HOST, "/healthz", { timeoutMs: 2000 })
+          .then((r) => r.status === 200)
+          .catch(() => false);
+        if (!ok) outages.push(Date.now());
+        await sleep(200);
+      }
+    })();
+    expect((await applyRestore(ns.name, "lost", {})).code).toBe(0);
+    const pod = await waitFor(
+      async () => {
+        const r = await kubectl(
+          [
+            "get",
+            "pods",
+            "-l",
+            "cronscale.io/restore=lost",
+            "-o",
+            'jsonpath={.items[?(@.status.phase=="Running")].metadata.name}',
+          ],
+          { namespace: ns.name },
+        );
+        return r.stdout.trim() || undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 200, what: "the restore Job's pod running" },
+    );
+    await kubectl(["delete", "pod", pod, "--wait=false"], { namespace: ns.name });
+    const failed = await waitRestore(ns.name, "lost", "Failed");
+    polling = false;
+    await poller;
+    expect(failed.status?.message).toMatch(/^restore failed, platform untouched: /);
+    expect(failed.status?.cutoverStartTime).toBeUndefined();
+    expect(outages, "failed reads through the Ingress during the failed restore").toEqual([]);
+    // Untouched: same volume, app not held, the new volume deleted.
+    const sts = await getObj(ns.name, "statefulset", `${NAME}-db`);
+    expect(sts?.metadata.annotations?.["cronscale.io/data-claim"]).toBeUndefined();
+    const app = await getObj(ns.name, "deployment", NAME);
+    expect(app?.metadata.annotations?.["cronscale.io/restore-hold"]).toBeUndefined();
+    await waitFor(async () => !(await getObj(ns.name, "pvc", `${NAME}-db-lost`)), {
+      timeoutMs: 30_000,
+      intervalMs: 500,
+      what: "the failed restore's volume deleted",
+    });
+    expect(await tags(ns.name)).toBe("base");
+
+    // The next restore (latest) is not blocked and succeeds.
+    expect((await applyRestore(ns.name, "latest", {})).code).toBe(0);
+    const done = await waitRestore(ns.name, "latest", "Succeeded");
+    expect(done.status?.volumeClaimName).toBe(`${NAME}-db-latest`);
+    expect(await tags(ns.name)).toBe("base");
+    console.log(`restore latest after a failed one: downtime ${done.status?.downtimeSeconds}s`);
+  }, 600_000);
 
   it("PITR brings back the rows before the time, not after; the shop serves until the cutover", async () => {
     await psql(ns.name, DB, "insert into probe(tag) values ('before')");
@@ -164,8 +227,9 @@ describe.skipIf(reason)("ScalePlatformRestore (pgBackRest PITR into a new volume
       "failed reads before the cutover",
     ).toEqual([]);
     expect(done.status?.downtimeSeconds).toBeGreaterThan(0);
-    expect(done.status?.downtimeSeconds).toBeLessThan(60);
-    expect(done.status?.oldVolumeClaimName).toBe(`data-${NAME}-db-0`);
+    // App to zero, database restarted, app started again: tens of seconds on a loaded 2-core node.
+    expect(done.status?.downtimeSeconds).toBeLessThan(180);
+    expect(done.status?.oldVolumeClaimName).toBe(`${NAME}-db-latest`);
     console.log(`restore pitr: downtime ${done.status?.downtimeSeconds}s (${outages.length} failed reads)`);
 
     expect(await tags(ns.name)).toBe("base,before");
@@ -176,11 +240,11 @@ describe.skipIf(reason)("ScalePlatformRestore (pgBackRest PITR into a new volume
         const b = await getObj<{ status?: { phase?: string } }>(ns.name, "scaleplatformbackup", `pitr-after`);
         return b?.status?.phase === "Succeeded";
       },
-      { timeoutMs: 120_000, intervalMs: 1000, what: "the full backup after the restore" },
+      { timeoutMs: 240_000, intervalMs: 1000, what: "the full backup after the restore" },
     );
     const printed = await kubectl(["get", "splrs", "pitr"], { namespace: ns.name });
     expect(printed.stdout).toMatch(/DOWNTIME/);
-  }, 300_000);
+  }, 420_000);
 
   it("a restore to a named backup brings back that backup's state; the old volume is released on confirmation", async () => {
     expect((await applyRestore(ns.name, "to-first", { backupLabel: firstBackup })).code).toBe(0);
@@ -201,5 +265,5 @@ describe.skipIf(reason)("ScalePlatformRestore (pgBackRest PITR into a new volume
     );
     const p: ScalePlatform = await getPlatform(ns.name, NAME);
     expect(p.metadata.name).toBe(NAME);
-  }, 300_000);
+  }, 420_000);
 });

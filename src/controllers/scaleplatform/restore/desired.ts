@@ -57,7 +57,8 @@ export function restoreLabels(inp: PlatformInputs, restore: string): Record<stri
   return { ...childLabels(inp), [LABEL_COMPONENT]: RESTORE_COMPONENT, [LABEL_RESTORE]: restore };
 }
 
-function owner(r: ScalePlatformRestore) {
+/** Controller reference to a restore (its Job, volume and follow-up backup). */
+export function restoreOwner(r: KubeObject) {
   return {
     apiVersion: API_VERSION,
     kind: "ScalePlatformRestore",
@@ -66,6 +67,11 @@ function owner(r: ScalePlatformRestore) {
     controller: true,
     blockOwnerDeletion: true,
   };
+}
+
+/** Controller reference to a platform (the restored volume after the cutover). */
+export function platformOwner(p: KubeObject) {
+  return { ...restoreOwner(p), kind: "ScalePlatform" };
 }
 
 /** The new database volume: the size and class of the current one. */
@@ -83,7 +89,7 @@ export function desiredRestoreClaim(
       name,
       namespace: r.metadata.namespace,
       labels: restoreLabels(inp, r.metadata.name ?? ""),
-      ownerReferences: [owner(r)],
+      ownerReferences: [restoreOwner(r)],
     },
     spec: {
       accessModes: ["ReadWriteOnce"],
@@ -114,7 +120,7 @@ export function desiredRestoreJob(
   return {
     apiVersion: "batch/v1",
     kind: "Job",
-    metadata: { name, namespace: ns, labels, ownerReferences: [owner(r)] },
+    metadata: { name, namespace: ns, labels, ownerReferences: [restoreOwner(r)] },
     spec: {
       backoffLimit: 0,
       activeDeadlineSeconds: RESTORE_DEADLINE_SECONDS,

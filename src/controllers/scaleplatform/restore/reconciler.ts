@@ -2,7 +2,6 @@ import { toQuantity } from "../../../api/plans.ts";
 import { API_VERSION } from "../../../api/v1alpha1/kind.ts";
 import { ANNOTATION_DATA_CLAIM, LABEL_RESTORE } from "../../../api/v1alpha1/labels.ts";
 import {
-  platformAppName,
   platformDatabaseName,
   platformDatabasePvcName,
   platformRestoreBackupName,
@@ -17,30 +16,28 @@ import type {
 import { applyStatusIfChanged } from "../../../runtime/apply.ts";
 import { formatTime } from "../../../runtime/conditions.ts";
 import { isConflict } from "../../../runtime/errors.ts";
-import type {
-  KubeObject,
-  ObjectKey,
-  ReconcileContext,
-  ReconcileResult,
-  Reconciler,
-} from "../../../runtime/types.ts";
+import type { ObjectKey, ReconcileContext, ReconcileResult, Reconciler } from "../../../runtime/types.ts";
 import { readList, readOne } from "../../scheduledtask/read.ts";
 import type { PlatformControllerConfig } from "../config.ts";
 import { type PlatformInputs, platformInputs } from "../desired/common.ts";
 import { pvcRetention } from "../desired/database.ts";
-import { desiredRestoreClaim, desiredRestoreJob } from "./desired.ts";
-import { dbServesFrom, jobOutcome, withPhase } from "./status.ts";
+import { advanceCutover, advanceRollback, holdApp } from "./cutover.ts";
+import { desiredRestoreClaim, desiredRestoreJob, platformOwner, restoreOwner } from "./desired.ts";
+import { jobOutcome, withPhase } from "./status.ts";
 import { checkTarget } from "./target.ts";
 
 // ScalePlatformRestore, in named steps by phase:
 //   start     (Pending)     checks the platform and the target against the recoverable window,
 //                           creates the new volume and the restore Job: the old database serves on;
 //   restoring (Restoring)   waits for the Job; a failure deletes the new volume, the platform untouched;
-//   cutover   (→CuttingOver) marks the StatefulSet with the new claim (ANNOTATION_DATA_CLAIM): the
-//                           platform reconciler rolls the database pod onto it, the old server
-//                           stopping cleanly (SIGINT: fast shutdown) first;
-//   verify    (CuttingOver) waits for the database ready on the new volume and the app ready,
-//                           reports the downtime, requests a full backup of the new timeline;
+//   cutover   (→CuttingOver) holds the app at zero replicas (cutover.ts);
+//   verify    (CuttingOver) once no app pod is left, marks the StatefulSet with the new claim
+//                           (ANNOTATION_DATA_CLAIM): the platform reconciler rolls the database pod
+//                           onto it, the old server stopping cleanly (fast shutdown) first; once it
+//                           is ready gives the app its replicas back; once the app is ready reports
+//                           the downtime and requests a full backup of the new timeline. Not done
+//                           within spec.cutoverTimeoutSeconds: rolled back to the old volume, the
+//                           app released, Failed with reason CutoverTimedOut;
 //   oldVolume (Succeeded)   deletes the volume used before once released or its TTL passed.
 // Only one restore of a platform runs at a time; a finished one (either way) blocks nothing.
 
@@ -130,12 +127,13 @@ export class RestoreReconciler implements Reconciler {
     message: string,
     extra = {},
     valid?: object,
+    reason?: string,
   ): Step {
     const v = valid as Parameters<typeof withPhase>[5];
     return {
-      status: withPhase(r, "Failed", message, ctx.clock.now(), extra, v),
+      status: withPhase(r, "Failed", message, ctx.clock.now(), extra, v, reason),
       result: {},
-      event: [v?.status === "False" ? "RestoreRefused" : "RestoreFailed", message, true],
+      event: [reason ?? (v?.status === "False" ? "RestoreRefused" : "RestoreFailed"), message, true],
     };
   }
 
@@ -226,41 +224,46 @@ export class RestoreReconciler implements Reconciler {
       return this.fail(ctx, r, `restore failed, platform untouched: ${out.message || "Job failed"}`);
     }
     // Cutover: the new volume now belongs to the platform (or to no one under pvcRetention Retain,
-    // as the StatefulSet's claims), then the StatefulSet is marked to run on it.
+    // as the StatefulSet's claims); the app is held at zero first (step verify does the rest).
     const pvc = await readOne(ctx, this.cached, "v1", "PersistentVolumeClaim", ns, claim);
     if (!pvc) return this.fail(ctx, r, `restored volume ${claim} is gone`);
     const owners = pvcRetention(inp) === "Delete" ? [platformOwner(inp.platform)] : [];
     await ctx.client.replace({ ...pvc, metadata: { ...pvc.metadata, ownerReferences: owners } });
-    const stsName = platformDatabaseName(r.spec.platformName);
-    const sts = await ctx.client.get("apps/v1", "StatefulSet", ns, stsName);
-    if (!sts) return this.fail(ctx, r, `StatefulSet ${stsName} is gone`);
     const now = ctx.clock.now();
-    await ctx.client.replace({
-      ...sts,
-      metadata: {
-        ...sts.metadata,
-        annotations: { ...sts.metadata.annotations, [ANNOTATION_DATA_CLAIM]: claim },
-      },
-    });
-    const msg = `restored (${out.message}); switching the database to ${claim}`;
+    // The hold outlives the cutover's bound and a rollback's: a hold left behind (the restore
+    // deleted meanwhile) expires by itself.
+    const until = new Date(now.getTime() + 3 * r.spec.cutoverTimeoutSeconds * 1000);
+    const appReplicas = await holdApp(ctx, r, until, inp.budget.app.minReplicas);
+    const msg = `restored (${out.message}); app scaled to zero, then the database switches to ${claim}`;
     return {
-      status: withPhase(r, "CuttingOver", msg, now, { cutoverStartTime: now.toISOString() }),
+      status: withPhase(r, "CuttingOver", msg, now, { cutoverStartTime: now.toISOString(), appReplicas }),
       result: { requeueAfter: CUTOVER_POLL_MS },
       event: ["CutoverStarted", msg, false],
     };
   }
 
-  /** Step verify: the database serves from the new volume and the app is ready again. */
+  /** Step verify: the cutover moves on (cutover.ts); past its bound it is rolled back. */
   private async verify(ctx: ReconcileContext, r: ScalePlatformRestore): Promise<Step> {
     const ns = r.metadata.namespace ?? "";
     const name = r.spec.platformName;
     const since = Date.parse(r.status?.cutoverStartTime ?? "");
-    const pod = await ctx.client.get("v1", "Pod", ns, `${platformDatabaseName(name)}-0`);
-    const app = await ctx.client.get("apps/v1", "Deployment", ns, platformAppName(name));
-    const appReady = ((app?.status as { readyReplicas?: number } | undefined)?.readyReplicas ?? 0) > 0;
-    if (!dbServesFrom(pod, r.status?.volumeClaimName ?? "", since) || !appReady)
-      return { result: { requeueAfter: CUTOVER_POLL_MS } };
+    const claim = r.status?.volumeClaimName ?? "";
+    const oldClaim = r.status?.oldVolumeClaimName ?? "";
+    const boundMs = r.spec.cutoverTimeoutSeconds * 1000;
     const now = ctx.clock.now();
+    const poll = { result: { requeueAfter: CUTOVER_POLL_MS } };
+    if (r.status?.rollbackStartTime) return this.rollback(ctx, r, oldClaim, claim, boundMs);
+    const state = await advanceCutover(ctx, r, claim, since);
+    if (!state.done) {
+      if (now.getTime() - since <= boundMs)
+        return { status: { ...r.status, message: `cutting over: waiting for ${state.waiting}` }, ...poll };
+      const msg = `cutover not ready within ${r.spec.cutoverTimeoutSeconds}s (waiting for ${state.waiting}): rolling back to ${oldClaim}`;
+      return {
+        status: withPhase(r, "CuttingOver", msg, now, { rollbackStartTime: formatTime(now) }),
+        ...poll,
+        event: ["CutoverRollingBack", msg, true],
+      };
+    }
     const downtime = Math.round((now.getTime() - since) / 100) / 10;
     const backupName = platformRestoreBackupName(r.metadata.name ?? "");
     try {
@@ -284,6 +287,32 @@ export class RestoreReconciler implements Reconciler {
       result: { requeueAfter: Math.min(ttlMs, 3600_000) },
       event: ["RestoreSucceeded", msg, false],
     };
+  }
+
+  /** Rollback of a cutover past its bound: back on the old volume, the new one deleted, Failed. */
+  private async rollback(
+    ctx: ReconcileContext,
+    r: ScalePlatformRestore,
+    oldClaim: string,
+    claim: string,
+    boundMs: number,
+  ): Promise<Step> {
+    const ns = r.metadata.namespace ?? "";
+    const now = ctx.clock.now();
+    const state = await advanceRollback(ctx, r, oldClaim, claim);
+    const timedOut = `cutover not ready within ${r.spec.cutoverTimeoutSeconds}s`;
+    if (state.done) {
+      await ctx.client.delete("v1", "PersistentVolumeClaim", ns, claim, { propagationPolicy: "Background" });
+      const msg = `${timedOut}; rolled back: ${r.spec.platformName} serves from ${oldClaim} again, ${claim} deleted`;
+      return this.fail(ctx, r, msg, {}, undefined, "CutoverTimedOut");
+    }
+    if (now.getTime() - Date.parse(r.status?.rollbackStartTime ?? "") <= boundMs)
+      return {
+        status: { ...r.status, message: `${timedOut}; rolling back: waiting for ${state.waiting}` },
+        result: { requeueAfter: CUTOVER_POLL_MS },
+      };
+    const msg = `${timedOut}; the rollback to ${oldClaim} is not ready either (waiting for ${state.waiting}): the database StatefulSet runs on it, the app is released; see the database pod`;
+    return this.fail(ctx, r, msg, {}, undefined, "RollbackNotReady");
   }
 
   /** Step oldVolume: deletes the volume used before the cutover once released or expired. */
@@ -312,26 +341,4 @@ export class RestoreReconciler implements Reconciler {
 function targetOf(r: ScalePlatformRestore): string {
   if (r.spec.backupLabel) return `backup ${r.spec.backupLabel}`;
   return r.spec.targetTime ? `time ${r.spec.targetTime}` : "latest";
-}
-
-function platformOwner(p: KubeObject) {
-  return {
-    apiVersion: API_VERSION,
-    kind: "ScalePlatform",
-    name: p.metadata.name ?? "",
-    uid: p.metadata.uid ?? "",
-    controller: true,
-    blockOwnerDeletion: true,
-  };
-}
-
-function restoreOwner(r: KubeObject) {
-  return {
-    apiVersion: API_VERSION,
-    kind: "ScalePlatformRestore",
-    name: r.metadata.name ?? "",
-    uid: r.metadata.uid ?? "",
-    controller: true,
-    blockOwnerDeletion: true,
-  };
 }

@@ -14,7 +14,12 @@ const backup = {
   recentBackups: [{ label: "20260101-020000F", type: "full" as const, startTime: "a", stopTime: "b" }],
 };
 const now = new Date("2026-01-01T05:00:00Z");
-const base = { platformName: "shop", releaseOldVolume: false, oldVolumeTTLHours: 72 };
+const base = {
+  platformName: "shop",
+  releaseOldVolume: false,
+  oldVolumeTTLHours: 72,
+  cutoverTimeoutSeconds: 300,
+};
 
 describe("restore target", () => {
   it("a time inside the window becomes pgBackRest's time target, promoted", () => {

@@ -12,7 +12,7 @@ import type { KubeObject } from "../../../runtime/types.ts";
 export const RESTORE_VALID = "Valid";
 export const RESTORE_COMPLETE = "Complete";
 
-/** `status` with `phase`, `message` and the Complete condition (plus `extra`) set. */
+/** `status` with `phase`, `message` and the Complete condition (reason: `reason` or the phase; plus `extra`) set. */
 export function withPhase(
   r: ScalePlatformRestore,
   phase: NonNullable<ScalePlatformRestoreStatus["phase"]>,
@@ -20,6 +20,7 @@ export function withPhase(
   now: Date,
   extra: Partial<ScalePlatformRestoreStatus> = {},
   valid?: { status: Condition["status"]; reason: string; message: string },
+  reason?: string,
 ): ScalePlatformRestoreStatus {
   let conditions = r.status?.conditions as Condition[] | undefined;
   const gen = r.metadata.generation;
@@ -27,7 +28,7 @@ export function withPhase(
   const complete =
     phase === "Succeeded"
       ? { status: "True" as const, reason: "Succeeded" }
-      : { status: "False" as const, reason: phase };
+      : { status: "False" as const, reason: reason ?? phase };
   conditions = setCondition(conditions, { type: RESTORE_COMPLETE, ...complete, message }, gen, now);
   const s: ScalePlatformRestoreStatus = {
     ...r.status,
