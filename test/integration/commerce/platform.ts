@@ -5,7 +5,7 @@ import { clusterEnv, kubectl, useNamespace, waitFor } from "../../support/cluste
 import { addonEnv } from "../addons/support.ts";
 import { apiKey, applyPlatform, getObj, waitPhase } from "../scaleplatform/helpers.ts";
 import { usePlatformOperator } from "../scaleplatform/operator.ts";
-import { type Received, startReceiver } from "./support.ts";
+import { ingressFetch, type Received, startReceiver } from "./support.ts";
 
 // One ScalePlatform for the whole in-cluster API tier (deploying one costs most of a minute on
 // the shared machine): its namespace, the in-process operator, a webhook receiver on the host
@@ -72,6 +72,15 @@ export async function appReady(ns: string, n: number, timeoutMs = 120_000): Prom
         : undefined;
     },
     { timeoutMs, intervalMs: 1000, what: `${n} ready app replicas of the current version` },
+  );
+  // The Ingress controller learns the new endpoints a moment later (with none, it has no route
+  // and answers 404): wait until it serves the app again.
+  await waitFor(
+    async () => {
+      const r = await ingressFetch(`https://${API}/.well-known/jwks.json`).catch(() => undefined);
+      return r?.status === 200 || undefined;
+    },
+    { timeoutMs: 30_000, intervalMs: 500, what: "the app served through the Ingress controller" },
   );
 }
 
