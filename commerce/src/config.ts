@@ -23,10 +23,23 @@ export type WebhookEventName = (typeof WEBHOOK_EVENTS)[number];
 const decimal = z.string().regex(/^[0-9]{1,12}(\.[0-9]{1,4})?$/);
 const currency = z.string().regex(/^[A-Z]{3}$/);
 
+/**
+ * An IANA time zone name the runtime knows. The platform's schema checks only its shape, so a
+ * name like "Mars/Olympus" gets this far; analytics would fail on it in SQL at the first read.
+ */
+const timeZone = z.string().refine((tz) => {
+  try {
+    new Intl.DateTimeFormat("en", { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}, "must be an IANA time zone name such as Europe/Berlin");
+
 const localizationSchema = z.looseObject({
   defaultLanguage: z.string().default("en"),
   currency: currency.default("USD"),
-  timezone: z.string().default("UTC"),
+  timezone: timeZone.default("UTC"),
   tax: z
     .looseObject({
       pricesIncludeTax: z.boolean().default(false),

@@ -18,6 +18,13 @@ describe("configuration", () => {
     expect(() => loadConfig({ ...base, CONFIG_LOCALIZATION: '{"currency":"euro"}' })).toThrow(
       /CONFIG_LOCALIZATION \(at currency\)/,
     );
+    // Well-formed for the platform's schema, but no zone: refused at start, not at the first read.
+    expect(() => loadConfig({ ...base, CONFIG_LOCALIZATION: '{"timezone":"Mars/Olympus"}' })).toThrow(
+      /CONFIG_LOCALIZATION \(at timezone\): must be an IANA time zone name/,
+    );
+    expect(
+      loadConfig({ ...base, CONFIG_LOCALIZATION: '{"timezone":"Europe/Berlin"}' }).CONFIG_LOCALIZATION,
+    ).toMatchObject({ timezone: "Europe/Berlin" });
     expect(() => loadConfig({ ...base, COMMERCE_WEBHOOK_ALLOWED_CIDRS: "10.0.0.0/33" })).toThrow(
       /COMMERCE_WEBHOOK_ALLOWED_CIDRS/,
     );

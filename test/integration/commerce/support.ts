@@ -60,16 +60,49 @@ export async function api(
   host: string,
   path: string,
   credential: string,
-  opts: { method?: string; json?: unknown } = {},
+  opts: { method?: string; json?: unknown; headers?: Record<string, string> } = {},
 ): Promise<Response> {
   return ingressFetch(`https://${host}${path}`, {
     method: opts.method ?? (opts.json === undefined ? "GET" : "POST"),
     headers: {
       authorization: `Bearer ${credential}`,
       ...(opts.json === undefined ? {} : { "content-type": "application/json" }),
+      ...opts.headers,
     },
     body: opts.json === undefined ? undefined : JSON.stringify(opts.json),
   });
+}
+
+/** A JSON call that must answer `status`; resolves with the parsed body. */
+export async function apiJson<T = Record<string, unknown>>(
+  host: string,
+  path: string,
+  credential: string,
+  status: number,
+  opts: { method?: string; json?: unknown; headers?: Record<string, string> } = {},
+): Promise<T> {
+  const r = await api(host, path, credential, opts);
+  const text = await r.text();
+  if (r.status !== status) throw new Error(`${opts.method ?? "GET/POST"} ${path}: HTTP ${r.status} ${text}`);
+  return (text ? JSON.parse(text) : undefined) as T;
+}
+
+/** A GraphQL request to the API host: its data, errors and extensions. */
+export async function gql<T = Record<string, unknown>>(
+  host: string,
+  credential: string,
+  query: string,
+  variables: Record<string, unknown> = {},
+): Promise<{
+  data?: T;
+  errors?: { message: string; extensions?: Record<string, unknown> }[];
+  extensions?: { cost?: { requestedQueryCost: number } };
+}> {
+  const r = await api(host, "/graphql", credential, { json: { query, variables } });
+  const text = await r.text();
+  if (!r.headers.get("content-type")?.includes("json"))
+    throw new Error(`POST /graphql: HTTP ${r.status} ${text}`);
+  return JSON.parse(text) as never;
 }
 
 /** One request the receiver got. */
