@@ -157,6 +157,10 @@ describe.skipIf(reason)(
       await page.getByLabel("Full name").fill("Mary Jackson");
       await page.getByLabel("Email (for the confirmation)").fill("mary@example.test");
       await page.getByLabel("Country").selectOption("US");
+      await page.getByLabel("Street address").fill("4800 Oak Grove Dr");
+      await page.getByLabel("Postal code").fill("91109");
+      await page.getByLabel("City").fill("Pasadena");
+      await page.getByLabel("State or region (optional)").fill("CA");
       await check(page, "store-checkout");
       await page.getByRole("button", { name: "Place order and pay" }).click();
       await page.waitForURL(/\/orders\/ord_/);
@@ -170,9 +174,20 @@ describe.skipIf(reason)(
       await ctx.close();
 
       const listed = (await (await api(API, "/api/v1/orders?limit=200", key)).json()) as {
-        data: { id: string; status: string; totalMinor: number }[];
+        data: { id: string; status: string; totalMinor: number; shippingAddress: unknown }[];
       };
-      expect(listed.data.find((o) => o.id === orderId)).toMatchObject({ status: "paid", totalMinor: 5300 });
+      expect(listed.data.find((o) => o.id === orderId)).toMatchObject({
+        status: "paid",
+        totalMinor: 5300,
+        shippingAddress: {
+          name: "Mary Jackson",
+          line1: "4800 Oak Grove Dr",
+          city: "Pasadena",
+          region: "CA",
+          postalCode: "91109",
+          country: "US",
+        },
+      });
 
       const hook = await waitFor(
         () => hooks.posts.find((p) => (JSON.parse(p.body) as { data: { id: string } }).data.id === orderId),
@@ -243,6 +258,9 @@ describe.skipIf(reason)(
       const detail = (await page.locator("main").textContent()) ?? "";
       expect(detail).toContain("MUG-STONE");
       expect(detail).toContain("$53.00");
+      expect(await page.locator("[data-shipping-address]").textContent()).toBe(
+        "Mary Jackson4800 Oak Grove Dr91109 PasadenaCAUS",
+      );
       await check(page, "admin-order-detail");
 
       // The same form posted without its CSRF token is refused and changes nothing.
