@@ -93,10 +93,26 @@ describe("admin pages", () => {
   it("changes an order's status and refunds it", async () => {
     await svc.call("/api/v1/products", { method: "POST", json: productBody("Tea", ["TEA-1"], 800) });
     const order = await body(
-      await svc.call("/api/v1/orders", { method: "POST", json: { lines: [{ sku: "TEA-1", quantity: 2 }] } }),
+      await svc.call("/api/v1/orders", {
+        method: "POST",
+        json: {
+          lines: [{ sku: "TEA-1", quantity: 2 }],
+          shippingAddress: {
+            name: "Ada Lovelace",
+            line1: "12 St James's Square",
+            city: "London",
+            postalCode: "SW1Y 4JH",
+            country: "GB",
+          },
+        },
+      }),
     );
     expect((await a.get("/admin/orders")).html).toContain(order.id);
     const page = await a.get(`/admin/orders/${order.id}`);
+    // The shipping address, one line each.
+    expect(page.html).toContain(
+      `data-shipping-address="true">Ada Lovelace<br/>12 St James's Square<br/>SW1Y 4JH London<br/>GB</address>`,
+    );
     expect(page.html).toContain('value="paid"');
     expect(
       (await a.post(`/admin/orders/${order.id}/status`, { to: "paid", note: "bank transfer" })).status,

@@ -145,6 +145,42 @@ describe("customers, inventory, orders, analytics", () => {
     expect((await body(await svc.call(`/api/v1/inventory/${tee.variants[0].id}`))).available).toBe(99);
   });
 
+  it("stores the shipping address given with an order; its country prices the shipping", async () => {
+    const address = {
+      name: "Lise Meitner",
+      line1: "Thielallee 63",
+      city: "Berlin",
+      postalCode: "14195",
+      country: "DE",
+    };
+    const r = await svc.call("/api/v1/orders", {
+      method: "POST",
+      json: { lines: [{ sku: "TEE", quantity: 1 }], shippingMethod: "standard", shippingAddress: address },
+    });
+    expect(r.status).toBe(201);
+    const o = await body(r);
+    expect(o.shippingAddress).toEqual(address);
+    expect(o.shippingMinor).toBe(490);
+    expect((await body(await svc.call(`/api/v1/orders/${o.id}`))).shippingAddress).toEqual(address);
+    // An order without one has null; a country differing from the address's is refused.
+    const none = await body(
+      await svc.call("/api/v1/orders", { method: "POST", json: { lines: [{ sku: "TEE", quantity: 1 }] } }),
+    );
+    expect(none.shippingAddress).toBeNull();
+    const clash = await svc.call("/api/v1/orders", {
+      method: "POST",
+      json: { lines: [{ sku: "TEE", quantity: 1 }], shippingCountry: "AT", shippingAddress: address },
+    });
+    expect(clash.status).toBe(422);
+    expect((await body(clash)).errors[0].pointer).toBe("#/shippingCountry");
+    const blank = await svc.call("/api/v1/orders", {
+      method: "POST",
+      json: { lines: [{ sku: "TEE", quantity: 1 }], shippingAddress: { ...address, city: " " } },
+    });
+    expect(blank.status).toBe(422);
+    expect((await body(blank)).errors[0].pointer).toBe("#/shippingAddress/city");
+  });
+
   it("moves an order through its statuses, with payments, history and events", async () => {
     const o = await body(
       await svc.call("/api/v1/orders", { method: "POST", json: { lines: [{ sku: "TEE", quantity: 1 }] } }),

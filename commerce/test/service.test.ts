@@ -92,6 +92,7 @@ describe("migrations", () => {
       "0003_payments_webhooks",
       "0004_store_accounts_carts",
       "0005_admin_auth",
+      "0006_order_shipping_address",
     ]);
     const db = replicas[0]!;
     expect(await pendingMigrations(db)).toEqual([]);

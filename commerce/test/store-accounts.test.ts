@@ -59,7 +59,14 @@ describe("customer accounts", () => {
     await c.post("/cart/add", { variantId, quantity: "3" });
     const co = await c.get("/checkout");
     expect(text(co.html)).toContain("Ordering as Ada");
-    const done = await c.post("/checkout", { country: "AT", shippingMethod: "standard", gateway: "card" });
+    const done = await c.post("/checkout", {
+      country: "AT",
+      line1: "Ring 1",
+      postalCode: "1010",
+      city: "Wien",
+      shippingMethod: "standard",
+      gateway: "card",
+    });
     expect(done.status).toBe(303);
     const hist = text((await c.get("/account")).html);
     expect(hist).toMatch(/\d\d\.\d\d\.\d{4}/); // the configured date format
@@ -74,6 +81,9 @@ describe("customer accounts", () => {
       name: "X",
       email: "ada@example.test",
       country: "DE",
+      line1: "Ring 1",
+      postalCode: "10115",
+      city: "Berlin",
       shippingMethod: "standard",
       gateway: "card",
     });

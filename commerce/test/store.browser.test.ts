@@ -130,6 +130,10 @@ describe("the store in a browser", () => {
     await page.getByLabel("Full name").fill("Grace Hopper");
     await page.getByLabel("Email (for the confirmation)").fill("grace@example.test");
     await page.getByLabel("Country").selectOption("US");
+    await page.getByLabel("Street address").fill("1 Navy Yard Way");
+    await page.getByLabel("Postal code").fill("20374");
+    await page.getByLabel("City").fill("Washington");
+    await page.getByLabel("State or region (optional)").fill("DC");
     await page.getByRole("radio", { name: /Priority/ }).check();
     await page.getByRole("button", { name: "Update total" }).click();
     const summary = (await page.locator("aside").textContent()) ?? "";
@@ -147,6 +151,10 @@ describe("the store in a browser", () => {
     // 2 × $18.00 = $36.00, shipping 10 % = $3.60, tax 8.25 % of $36.00 = $2.97: $42.57.
     expect(confirmation).toContain("$42.57");
     expect(confirmation).toMatch(/\d\d\/\d\d\/\d{4}/);
+    // biome-ignore lint/performance/useDomNodeTextContent: the address's line breaks are checked too
+    expect(await page.locator("[data-shipping-address]").innerText()).toBe(
+      "Grace Hopper\n1 Navy Yard Way\n20374 Washington\nDC\nUnited States",
+    );
     await check(page, "confirmation");
 
     const orders = (await (
@@ -155,7 +163,12 @@ describe("the store in a browser", () => {
       })
     ).json()) as { data: { id: string; status: string; totalMinor: number; lines: { sku: string }[] }[] };
     const o = orders.data.find((x) => x.id === orderId);
-    expect(o).toMatchObject({ status: "paid", totalMinor: 4257, lines: [{ sku: "MUG-ENAMEL-BLUE" }] });
+    expect(o).toMatchObject({
+      status: "paid",
+      totalMinor: 4257,
+      lines: [{ sku: "MUG-ENAMEL-BLUE" }],
+      shippingAddress: { name: "Grace Hopper", line1: "1 Navy Yard Way", region: "DC", country: "US" },
+    });
 
     await hooks.waitFor((r) => r.some((x) => x.body.type === "order.created" && x.body.data.id === orderId));
     const hook = hooks.received.find((x) => x.body.data.id === orderId);
@@ -186,6 +199,9 @@ describe("the store in a browser", () => {
     await page.getByRole("button", { name: "Add to cart" }).click();
     await page.getByRole("link", { name: "Checkout" }).click();
     await page.getByLabel("Country").selectOption("CA");
+    await page.getByLabel("Street address").fill("2 King's College Rd");
+    await page.getByLabel("Postal code").fill("M5S 3G4");
+    await page.getByLabel("City").fill("Toronto");
     await page.getByRole("button", { name: "Place order and pay" }).click();
     await page.waitForURL(/\/orders\/ord_/);
     await page.getByRole("link", { name: "Account" }).click();

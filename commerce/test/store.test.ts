@@ -103,6 +103,9 @@ describe("store pages", () => {
   });
 });
 
+/** The street, postal code and city of the checkout form. */
+const ADDRESS = { line1: "Hauptstr. 5", postalCode: "10115", city: "Berlin" };
+
 describe("cart and checkout", () => {
   it("a guest adds to the cart, checks out with the Test gateway and gets the same order the API sees", async () => {
     const c = new StoreClient(base);
@@ -121,6 +124,7 @@ describe("cart and checkout", () => {
       name: "Eve",
       email: "not-an-email",
       country: "DE",
+      ...ADDRESS,
       shippingMethod: "standard",
       gateway: "card",
     });
@@ -130,14 +134,29 @@ describe("cart and checkout", () => {
       name: "Eve",
       email: "eve@example.test",
       country: "FR",
+      ...ADDRESS,
       shippingMethod: "standard",
       gateway: "card",
     });
     expect(text(far.html)).toContain("standard does not ship to FR");
+    const noStreet = await c.post("/checkout", {
+      name: "Eve",
+      email: "eve@example.test",
+      country: "DE",
+      ...ADDRESS,
+      line1: " ",
+      shippingMethod: "standard",
+      gateway: "card",
+    });
+    expect(noStreet.status).toBe(422);
+    expect(text(noStreet.html)).toContain("Enter the street address.");
+    expect(noStreet.html).toContain('value="10115"'); // the form keeps what was typed
     const done = await c.post("/checkout", {
       name: "Eve",
       email: "eve@example.test",
       country: "DE",
+      ...ADDRESS,
+      line2: "3. OG",
       shippingMethod: "standard",
       gateway: "card",
       simulate: "succeed",
@@ -147,6 +166,7 @@ describe("cart and checkout", () => {
     const conf = await c.get(`/orders/${encodeURIComponent(orderId)}`);
     expect(text(conf.html)).toContain("your order is confirmed");
     expect(text(conf.html)).toContain("29,90 €");
+    expect(text(conf.html)).toContain("Ship to Eve Hauptstr. 5 3. OG 10115 Berlin Deutschland");
     expect(text((await c.get("/cart")).html)).toContain("Your cart is empty");
     const api = await body(await svc.call("/api/v1/orders?limit=200"));
     const o = api.data.find((x: { id: string }) => x.id === orderId);
@@ -158,6 +178,14 @@ describe("cart and checkout", () => {
       currency: "EUR",
     });
     expect(o.lines).toMatchObject([{ sku: "MUG-BLUE-S", quantity: 2 }]);
+    expect(o.shippingAddress).toEqual({
+      name: "Eve",
+      line1: "Hauptstr. 5",
+      line2: "3. OG",
+      city: "Berlin",
+      postalCode: "10115",
+      country: "DE",
+    });
     const ev = await svc.db
       .selectFrom("orderStatusHistory")
       .select("toStatus")
@@ -178,6 +206,7 @@ describe("cart and checkout", () => {
       name: "Dan",
       email: "dan@example.test",
       country: "DE",
+      ...ADDRESS,
       shippingMethod: "express",
       gateway: "card",
       simulate: "decline",

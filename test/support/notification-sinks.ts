@@ -24,8 +24,8 @@ export interface SmtpSink {
   close(): Promise<void>;
 }
 
-/** Starts an SMTP server on 127.0.0.1 (no TLS, any sender, any login). */
-export async function startSmtpSink(): Promise<SmtpSink> {
+/** Starts an SMTP server on `host` (no TLS, any sender, any login). */
+export async function startSmtpSink(host = "127.0.0.1"): Promise<SmtpSink> {
   const mails: ReceivedMail[] = [];
   const server = new SMTPServer({
     secure: false,
@@ -52,7 +52,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
       );
     },
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const port = (server.server.address() as AddressInfo).port;
   return { port, mails, close: () => new Promise<void>((r) => server.close(() => r())) };
 }

@@ -72,6 +72,18 @@ export const ORDER_STATUSES = [
 ] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
 
+/** A postal address an order ships to. */
+export interface ShippingAddress {
+  name: string;
+  line1: string;
+  line2?: string;
+  city: string;
+  region?: string;
+  postalCode: string;
+  /** ISO 3166-1 alpha-2. */
+  country: string;
+}
+
 export interface OrdersTable {
   id: string;
   storeId: string;
@@ -83,6 +95,8 @@ export interface OrdersTable {
   shippingMinor: number;
   totalMinor: number;
   shippingMethod: string | null;
+  /** Where the order ships to (jsonb, written as JSON text when the order is placed). */
+  shippingAddress: ColumnType<ShippingAddress | null, string | null | undefined, never>;
   trackingNumber: string | null;
   version: Generated<number>;
   createdAt: Timestamp;

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Config } from "../config.ts";
 import type { DB } from "../db/database.ts";
+import type { ShippingAddress } from "../db/schema.ts";
 import { invalidField } from "../http/problem.ts";
 import { adjustLevel } from "../routes/inventory.ts";
 import type { Outbox } from "../webhooks/outbox.ts";
@@ -15,7 +16,9 @@ export interface OrderInput {
   storeId: string;
   lines: { variantId?: string; sku?: string; quantity: number }[];
   shippingMethod?: string;
+  /** Destination country for the shipping rate; defaults to the address's country. */
   shippingCountry?: string;
+  shippingAddress?: ShippingAddress;
 }
 
 /** The order event payload (OrderCreated, OrderUpdated). */
@@ -41,6 +44,13 @@ export async function placeOrder(
   const currency = config.CONFIG_LOCALIZATION?.currency ?? "USD";
   const methods = config.CONFIG_SHIPPING_METHODS ?? [];
   const id = `ord_${randomUUID()}`;
+  const address = b.shippingAddress;
+  if (address && b.shippingCountry && b.shippingCountry !== address.country)
+    throw invalidField(
+      "#/shippingCountry",
+      `${b.shippingCountry} is not the shipping address's country ${address.country}`,
+    );
+  const country = b.shippingCountry ?? address?.country;
   await db.transaction().execute(async (trx) => {
     if (b.customerId) {
       const c = await trx
@@ -97,7 +107,7 @@ export async function placeOrder(
       };
     });
     const subtotal = lines.reduce((s, l) => s + l.totalMinor, 0);
-    const shipping = shippingOf(methods, b.shippingMethod, b.shippingCountry, subtotal, currency);
+    const shipping = shippingOf(methods, b.shippingMethod, country, subtotal, currency);
     const t = totals(config, subtotal, shipping);
     const order = {
       id,
@@ -107,6 +117,7 @@ export async function placeOrder(
       currency,
       ...t,
       shippingMethod: b.shippingMethod ?? null,
+      shippingAddress: address ? JSON.stringify(address) : null,
       trackingNumber: null,
       createdAt: now,
       updatedAt: now,

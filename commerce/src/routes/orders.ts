@@ -4,6 +4,7 @@ import { ORDER_STATUSES } from "../db/schema.ts";
 import { setEtag } from "../http/etag.ts";
 import { keyset, page, pageOf, pageQuery } from "../http/pagination.ts";
 import { notFound } from "../http/problem.ts";
+import { shippingAddressSchema } from "../orders/address.ts";
 import { placeOrder } from "../orders/place.ts";
 import { currencyCode, idParam, timestamp } from "./common.ts";
 import type { Api, Ctx } from "./index.ts";
@@ -37,7 +38,10 @@ const orderIn = z.object({
     .string()
     .regex(/^[A-Z]{2}$/)
     .optional()
-    .describe("ISO 3166-1 alpha-2 destination."),
+    .describe(
+      "ISO 3166-1 alpha-2 destination; defaults to shippingAddress.country (must match it when both are given).",
+    ),
+  shippingAddress: shippingAddressSchema.optional(),
 });
 const lineOut = z.object({
   id: z.string(),
@@ -60,6 +64,18 @@ export const orderOut = z.object({
   shippingMinor: z.number(),
   totalMinor: z.number(),
   shippingMethod: z.string().nullable(),
+  shippingAddress: z
+    .object({
+      name: z.string(),
+      line1: z.string(),
+      line2: z.string().optional(),
+      city: z.string(),
+      region: z.string().optional(),
+      postalCode: z.string(),
+      country: z.string(),
+    })
+    .nullable()
+    .describe("Where the order ships to (null when none was given)."),
   trackingNumber: z.string().nullable(),
   version: z.number(),
   createdAt: timestamp,

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { Problem } from "../http/problem.ts";
+import { shippingAddressSchema } from "../orders/address.ts";
 import { payOrder } from "../orders/pay.ts";
 import { placeOrder } from "../orders/place.ts";
 import { shippingOf } from "../orders/pricing.ts";
@@ -33,6 +34,11 @@ const checkoutForm = z.object({
   shippingMethod: z.string({ error: "Choose a shipping method." }).max(63),
   gateway: z.string({ error: "Choose a payment method." }).max(63),
   simulate: z.enum(["succeed", "decline"]).default("succeed"),
+  line1: shippingAddressSchema.shape.line1,
+  line2: shippingAddressSchema.shape.line2,
+  city: shippingAddressSchema.shape.city,
+  region: shippingAddressSchema.shape.region,
+  postalCode: shippingAddressSchema.shape.postalCode,
 });
 const payForm = checkoutForm.pick({ gateway: true, simulate: true });
 
@@ -133,12 +139,19 @@ export async function cartRoutes(app: FastifyInstance, store: Store): Promise<vo
     const b = f.data;
     try {
       const customerId = await checkoutCustomer(store, s, b);
+      // The recipient is the guest who checks out, or the signed-in customer.
+      const recipient = await db
+        .selectFrom("customers")
+        .select("name")
+        .where("id", "=", customerId)
+        .executeTakeFirstOrThrow();
+      const { line1, line2, city, region, postalCode, country } = b;
       const id = await placeOrder(store, {
         customerId,
         storeId: DEFAULT_STORE,
         lines: lines.map((l) => ({ variantId: l.variantId, quantity: l.quantity })),
         shippingMethod: b.shippingMethod,
-        shippingCountry: b.country,
+        shippingAddress: { name: recipient.name, line1, line2, city, region, postalCode, country },
       });
       await db.updateTable("storeSessions").set({ lastOrderId: id }).where("id", "=", s.id).execute();
       await clearCart(db, s.id);

@@ -1,3 +1,5 @@
+import type { ShippingAddress } from "../../db/schema.ts";
+import { addressLines } from "../../orders/address.ts";
 import type { CartLine } from "../cart.ts";
 import { taxNote } from "../locale.ts";
 import type { Quote, ShippingOption } from "../quote.ts";
@@ -58,6 +60,11 @@ export interface CheckoutForm {
   name?: string;
   email?: string;
   country?: string;
+  line1?: string;
+  line2?: string;
+  city?: string;
+  region?: string;
+  postalCode?: string;
   shippingMethod?: string;
   gateway?: string;
 }
@@ -104,6 +111,16 @@ export function CheckoutBody(props: {
               : html`<label for="country">Country code (two letters, e.g. DE)</label>
                 <input id="country" name="country" autocomplete="country" required pattern="[A-Za-z]{2}" maxlength="2" value=${form.country ?? ""} />`
           }
+          <label for="line1">Street address</label>
+          <input id="line1" name="line1" autocomplete="address-line1" required maxlength="200" value=${form.line1 ?? ""} />
+          <label for="line2">Apartment, suite, c/o (optional)</label>
+          <input id="line2" name="line2" autocomplete="address-line2" maxlength="200" value=${form.line2 ?? ""} />
+          <label for="postalCode">Postal code</label>
+          <input id="postalCode" name="postalCode" autocomplete="postal-code" required maxlength="20" value=${form.postalCode ?? ""} />
+          <label for="city">City</label>
+          <input id="city" name="city" autocomplete="address-level2" required maxlength="100" value=${form.city ?? ""} />
+          <label for="region">State or region (optional)</label>
+          <input id="region" name="region" autocomplete="address-level1" maxlength="100" value=${form.region ?? ""} />
           ${!options.length && html`<p class="alert">No shipping method is set up for this store yet, so orders cannot be placed.</p>`}
           ${options.map(
             (o, i) => html`<label class="variant">
@@ -151,6 +168,7 @@ export interface OrderView {
   shippingMinor: number;
   totalMinor: number;
   shippingMethod: string | null;
+  shippingAddress: ShippingAddress | null;
   lines: { title: string; sku: string; quantity: number; totalMinor: number }[];
 }
 
@@ -171,6 +189,11 @@ export function OrderBody(props: {
     <ul class="summary">${o.lines.map((l) => html`<li><span>${l.quantity} × ${l.title}</span><span>${ctx.loc.money(l.totalMinor)}</span></li>`)}</ul>
     <${Totals} ctx=${ctx} q=${o} />
     ${o.shippingMethod && html`<p>Shipping: ${o.shippingMethod}</p>`}
+    ${
+      o.shippingAddress &&
+      html`<h2>Ship to</h2>
+      <address data-shipping-address>${addressLines(o.shippingAddress, ctx.loc.country).map((l, i) => html`${i ? html`<br />` : ""}${l}`)}</address>`
+    }
     ${
       !paid &&
       o.status === "pending" &&

@@ -54,6 +54,7 @@ fieldset{border:1px solid var(--line);border-radius:8px;padding:.75rem 1rem;marg
 fieldset input:not([type=radio]),fieldset select{width:100%;max-width:420px;margin-bottom:.5rem}
 fieldset label{display:block}
 legend{font-weight:600;padding:0 .3rem}
+address{font-style:normal}
 .variant{display:flex;flex-wrap:wrap;align-items:center;gap:.5rem 1rem;padding:.5rem 0;border-bottom:1px solid var(--line)}
 .variant:last-child{border-bottom:none}fieldset>button.secondary{margin-top:.5rem}.variant .vt{flex:1;min-width:8rem}
 table.lines{width:100%;border-collapse:collapse;background:var(--card);border:1px solid var(--line);border-radius:var(--radius)}
