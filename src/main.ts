@@ -72,6 +72,8 @@ export async function runOperator(argv: readonly string[], env: NodeJS.ProcessEn
   registerNotificationControllers(manager, {
     config: { ...cfg.notifications, secretNamespace: cfg.notifications.secretNamespace || le.namespace },
     workers: cfg.workers,
+    identity: le.identity,
+    leaseDurationMs: le.leaseDurationSeconds * 1000,
   });
   log.info(
     {

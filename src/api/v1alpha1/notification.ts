@@ -231,6 +231,14 @@ const deliverySchema = z
     lastAttemptTime: timestamp("When the last attempt was made.").optional(),
     nextAttemptTime: timestamp("When the next attempt is due (backoff).").optional(),
     deliveredTime: timestamp("When the channel accepted the message.").optional(),
+    claimedBy: z
+      .string()
+      .max(253)
+      .optional()
+      .describe(
+        "Identity of the operator replica whose attempt is in flight (written before it sends, cleared with the outcome). A replica that takes over finds it, waits until that attempt can no longer be under way, then sends again under the same id.",
+      ),
+    claimedTime: timestamp("When the attempt in flight was claimed (see claimedBy).").optional(),
     message: z.string().max(1024).optional().describe("The last error, or what the channel answered."),
   })
   .describe("Delivery of the message to one recipient.");
