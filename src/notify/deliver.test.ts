@@ -201,6 +201,20 @@ describe("DeliveryReconciler", () => {
         ],
       },
     });
+    // Without leader election (one replica), another identity's claim is a dead process's.
+    const single = fakeSenders();
+    const alone = new DeliveryReconciler({
+      config,
+      mail: single.mail,
+      http: single.http,
+      identity: "op-c_3",
+    });
+    const copy = structuredClone(await stored(client, note));
+    const { ctx: ctx1, client: client1 } = makeCtx([copy, signing], "2026-01-01T00:00:30Z");
+    await alone.reconcile({ namespace: "ns", name: note.metadata.name ?? "" }, ctx1);
+    expect(single.posts).toHaveLength(1);
+    expect((await stored(client1, note)).status?.phase).toBe("Delivered");
+
     const s = fakeSenders();
     // Lease 4 s, send timeout 3 × 10 s: the claim holds until :29 + 34 s = :63.
     const r = new DeliveryReconciler({

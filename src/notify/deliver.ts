@@ -38,7 +38,10 @@ export interface DeliveryDeps {
   random?: () => number;
   /** This replica's identity (its leader-election identity), written in the claims it makes. */
   identity?: string;
-  /** Lease duration of the leader election: how long a deposed leader may still believe it leads. */
+  /**
+   * Lease duration of the leader election: how long a deposed leader may still believe it leads.
+   * Unset without leader election: this is the only replica, and any other claim is a dead one's.
+   */
   leaseDurationMs?: number;
 }
 
@@ -144,13 +147,9 @@ export class DeliveryReconciler implements Reconciler {
 
   /** How long another replica's claim on `cur` must still be respected (0: not claimed, or over). */
   private settleWait(cur: Delivery, now: number): number {
-    if (!cur.claimedBy || cur.claimedBy === this.identity || !cur.claimedTime) return 0;
-    return Date.parse(cur.claimedTime) + this.claimTtlMs() + this.sendTimeoutMs() - now;
-  }
-
-  /** A claim older than this is not sent on (its maker may have lost the lease meanwhile). */
-  private claimTtlMs(): number {
-    return this.d.leaseDurationMs ?? 15_000;
+    const ttl = this.d.leaseDurationMs;
+    if (ttl === undefined || !cur.claimedBy || cur.claimedBy === this.identity || !cur.claimedTime) return 0;
+    return Date.parse(cur.claimedTime) + ttl + this.sendTimeoutMs() - now;
   }
 
   /** Longest a send can take once started (SMTP's socket timeout is three times the base). */
@@ -172,7 +171,8 @@ export class DeliveryReconciler implements Reconciler {
     try {
       // The claim was written moments ago; if it is already older than a lease (this process was
       // paused), another replica may lead by now and will send it: do not race it.
-      if (now.getTime() - claimedAt >= this.claimTtlMs())
+      const ttl = this.d.leaseDurationMs;
+      if (ttl !== undefined && now.getTime() - claimedAt >= ttl)
         throw new Error("claim expired before sending (this replica was paused); not sent");
       const answer = await this.send(ctx, n, t, now);
       this.d.metrics?.observe(t.channel, "delivered", (performance.now() - started) / 1000);
