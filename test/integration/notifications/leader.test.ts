@@ -63,18 +63,27 @@ function start(): OperatorChild {
 
 /** The live process holding the Lease (its identity ends with the pid). */
 async function leader(): Promise<OperatorChild> {
-  return waitFor(
-    async () => {
-      const r = await kubectl(["get", "lease", "cronscale-leader", "-o", "jsonpath={.spec.holderIdentity}"], {
-        namespace: ns.name,
-      });
-      const holder = r.code === 0 ? r.stdout.trim() : "";
-      return children.find(
-        (c) => c.proc.exitCode === null && c.proc.signalCode === null && holder.endsWith(`_${c.proc.pid}`),
-      );
-    },
-    { timeoutMs: 60_000, intervalMs: 300, what: "a live leader" },
-  );
+  try {
+    return await waitFor(
+      async () => {
+        const r = await kubectl(
+          ["get", "lease", "cronscale-leader", "-o", "jsonpath={.spec.holderIdentity}"],
+          {
+            namespace: ns.name,
+          },
+        );
+        const holder = r.code === 0 ? r.stdout.trim() : "";
+        return children.find(
+          (c) => c.proc.exitCode === null && c.proc.signalCode === null && holder.endsWith(`_${c.proc.pid}`),
+        );
+      },
+      // Two cold Node starts on a loaded machine can take most of a minute.
+      { timeoutMs: 150_000, intervalMs: 300, what: "a live leader" },
+    );
+  } catch (err) {
+    for (const c of children) process.stderr.write(`operator ${c.proc.pid}: ${c.output().slice(-2000)}\n`);
+    throw err;
+  }
 }
 
 /**
