@@ -3,7 +3,7 @@ import type { KubeObject } from "../../runtime/types.ts";
 import { conditionsSchema, observedGenerationSchema, timestamp } from "./common.ts";
 import { defineKind } from "./kind.ts";
 
-// Notifications (spec §3.2, §6, §8.2): who is told what, on the ScheduledTask and ScalePlatform
+// Notifications (docs/notifications.md): who is told what, on the ScheduledTask and ScalePlatform
 // themselves, and the Notification kind: one object per message to send, written to the API
 // server BEFORE anything is sent, so a restart or a new leader finds what is still undelivered.
 // Its name is derived from the transition it announces, so deciding twice creates it once.
