@@ -36,7 +36,7 @@ export async function runOperator(argv: readonly string[], env: NodeJS.ProcessEn
           namespace: le.namespace,
           name: le.name,
           identity: le.identity,
-          leaseDurationMs: le.leaseDurationSeconds * 1000,
+          leaseDurationMs: le.enabled ? le.leaseDurationSeconds * 1000 : undefined,
           renewDeadlineMs: le.renewDeadlineSeconds * 1000,
           retryPeriodMs: le.retryPeriodSeconds * 1000,
         }
@@ -72,6 +72,8 @@ export async function runOperator(argv: readonly string[], env: NodeJS.ProcessEn
   registerNotificationControllers(manager, {
     config: { ...cfg.notifications, secretNamespace: cfg.notifications.secretNamespace || le.namespace },
     workers: cfg.workers,
+    identity: le.identity,
+    leaseDurationMs: le.leaseDurationSeconds * 1000,
   });
   log.info(
     {

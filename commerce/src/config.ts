@@ -4,7 +4,7 @@ import { z } from "zod";
 // README's config contract). Parsed once at start; an unknown or invalid setting stops the process
 // with a message naming the setting, so a bad rollout fails its readiness instead of serving wrong.
 
-/** Plans of spec §8.2. */
+/** Plans (the operator's plan table, src/api/plans.ts at the repository root). */
 export const PLANS = ["Standard", "Professional", "Enterprise", "Custom"] as const;
 export type Plan = (typeof PLANS)[number];
 
@@ -255,7 +255,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   return { ...e, databaseUrl, hosts, issuer, webhookSigningKeys: signingKeys, paymentCredentials: payment };
 }
 
-/** The plan's product limit (spec §8.2): Standard 10,000, Professional 50,000, else unlimited. */
+/** The plan's product limit: Standard 10,000, Professional 50,000, else unlimited. */
 export function maxProducts(cfg: Pick<Config, "PLATFORM_PLAN" | "PLAN_MAX_PRODUCTS">): number | undefined {
   if (cfg.PLATFORM_PLAN === "Standard") return 10_000;
   if (cfg.PLATFORM_PLAN === "Professional") return 50_000;

@@ -1,4 +1,4 @@
-// The platform plan table (spec §8.2) and how a plan's budget is split between the app and its
+// The platform plan table and how a plan's budget is split between the app and its
 // database. This is the one place those numbers live; the CRD, the ScalePlatform builders and
 // the README all read them from here.
 //
@@ -11,7 +11,7 @@
 export const PLATFORM_PLANS = ["Standard", "Professional", "Enterprise", "Custom"] as const;
 export type PlatformPlan = (typeof PLATFORM_PLANS)[number];
 
-/** Whole-plan figures as in §8.2. cpu in millicores, memory and storage in MiB/GiB. */
+/** Whole-plan figures. cpu in millicores, memory and storage in MiB/GiB. */
 export interface PlanFigures {
   cpuMillis: number;
   memoryMiB: number;
@@ -23,7 +23,7 @@ export interface PlanFigures {
   maxReplicas: number;
 }
 
-/** §8.2. Custom has no fixed figures: they come from `spec.resources`. */
+/** Custom has no fixed figures: they come from `spec.resources`. */
 export const PLAN_TABLE: Readonly<Record<Exclude<PlatformPlan, "Custom">, PlanFigures>> = {
   Standard: {
     cpuMillis: 4000,
@@ -56,7 +56,7 @@ export const PLAN_TABLE: Readonly<Record<Exclude<PlatformPlan, "Custom">, PlanFi
 /** Share of CPU and memory that goes to the app (the rest is the database's). */
 export const APP_SHARE = 0.75;
 
-/** Features included in every plan (§8.2), as reported in status.features. */
+/** Features included in every plan, as reported in status.features. */
 export const INCLUDED_FEATURES = [
   "Automatic SSL certificates",
   "Daily backups",
@@ -150,7 +150,7 @@ export const toQuantity = {
 };
 
 /**
- * Edge protection by plan (spec §8.2 "DDoS protection"), enforced per client address at the
+ * Edge protection by plan (src/controllers/scaleplatform/README.md, "Edge protection"), enforced per client address at the
  * Ingress controller in front of the app (see docs of the ScalePlatform controller):
  * `ratePerSecond` sustained requests per second with bursts up to `burst`, `maxInFlight`
  * concurrent requests, `maxBodyMiB` request body size. Custom gets the highest tier's limits.

@@ -157,4 +157,131 @@ describe("DeliveryReconciler", () => {
     expect((await stored(client, note)).status?.phase).toBe("Failed");
     expect(events.events[0]?.note).toContain("email is not configured on this operator");
   });
+
+  it("claims a target in status, with its identity, before it sends", async () => {
+    const note = failedTaskNote();
+    note.spec.recipients = { webhooks: ["http://hook.test/x"] };
+    const { ctx, client } = makeCtx([note, signing]);
+    const seen: (string | undefined)[] = [];
+    const http: HttpSender = {
+      async post() {
+        const st = (await stored(client, note)).status;
+        seen.push(st?.deliveries?.[0]?.claimedBy);
+        return "HTTP 200";
+      },
+    };
+    const r = new DeliveryReconciler({ config, mail: fakeSenders().mail, http, identity: "op-a_1" });
+    await r.reconcile({ namespace: "ns", name: note.metadata.name ?? "" }, ctx);
+    expect(seen).toEqual(["op-a_1"]);
+    const d = (await stored(client, note)).status?.deliveries?.[0];
+    expect(d).toMatchObject({ state: "Delivered", attempts: 1 });
+    expect(d?.claimedBy).toBeUndefined();
+  });
+
+  it("a claim left by another replica is respected until it cannot be under way, then sent again under the same id", async () => {
+    const note = failedTaskNote();
+    note.spec.recipients = { webhooks: ["http://hook.test/x"] };
+    const { ctx, client, clock } = makeCtx([note, signing], "2026-01-01T00:00:30Z");
+    // The previous leader claimed the webhook at :29 and died before recording an outcome.
+    await client.applyStatus({
+      apiVersion: API_VERSION,
+      kind: "Notification",
+      metadata: { name: note.metadata.name, namespace: "ns" },
+      status: {
+        phase: "Pending",
+        deliveries: [
+          {
+            target: "webhook-0",
+            channel: "Webhook",
+            state: "Pending",
+            attempts: 0,
+            claimedBy: "op-a_1",
+            claimedTime: "2026-01-01T00:00:29Z",
+          },
+        ],
+      },
+    });
+    // Without leader election (one replica), another identity's claim is a dead process's.
+    const single = fakeSenders();
+    const alone = new DeliveryReconciler({
+      config,
+      mail: single.mail,
+      http: single.http,
+      identity: "op-c_3",
+    });
+    const copy = structuredClone(await stored(client, note));
+    const { ctx: ctx1, client: client1 } = makeCtx([copy, signing], "2026-01-01T00:00:30Z");
+    await alone.reconcile({ namespace: "ns", name: note.metadata.name ?? "" }, ctx1);
+    expect(single.posts).toHaveLength(1);
+    expect((await stored(client1, note)).status?.phase).toBe("Delivered");
+
+    const s = fakeSenders();
+    // Lease 4 s, send timeout 3 × 10 s: the claim holds until :29 + 34 s = :63.
+    const r = new DeliveryReconciler({
+      config,
+      mail: s.mail,
+      http: s.http,
+      identity: "op-b_2",
+      leaseDurationMs: 4000,
+    });
+    const key = { namespace: "ns", name: note.metadata.name ?? "" };
+    expect((await r.reconcile(key, ctx)).requeueAfter).toBe(33_000);
+    expect(s.posts).toHaveLength(0);
+    clock.advance(33_000);
+    expect(await r.reconcile(key, ctx)).toEqual({});
+    expect(s.posts.map((p) => p.sign?.id)).toEqual([note.spec.id]);
+    const d = (await stored(client, note)).status?.deliveries?.[0];
+    expect(d).toMatchObject({ state: "Delivered", attempts: 1 });
+    expect(d?.claimedBy).toBeUndefined();
+  });
+
+  it("does not send when another replica wrote the status after it was read (the claim's precondition fails)", async () => {
+    const note = failedTaskNote();
+    note.spec.recipients = { webhooks: ["http://hook.test/x"] };
+    const { ctx, client } = makeCtx([note, signing]);
+    const s = fakeSenders();
+    const r = new DeliveryReconciler({ config, mail: s.mail, http: s.http, identity: "op-b_2" });
+    // Between this replica's read and its claim, another replica claims (status write).
+    const get = client.get.bind(client);
+    let raced = false;
+    client.get = (async (...args: Parameters<typeof client.get>) => {
+      const o = await get(...args);
+      if (!raced && args[1] === "Notification") {
+        raced = true;
+        await client.applyStatus({
+          apiVersion: API_VERSION,
+          kind: "Notification",
+          metadata: { name: note.metadata.name, namespace: "ns" },
+          status: { phase: "Pending", deliveries: [] },
+        });
+      }
+      return o;
+    }) as typeof client.get;
+    expect(await r.reconcile({ namespace: "ns", name: note.metadata.name ?? "" }, ctx)).toEqual({
+      requeueAfter: 250,
+    });
+    expect(s.posts).toHaveLength(0);
+  });
+
+  it("records an accepted delivery whose status write failed without sending it again", async () => {
+    const note = failedTaskNote();
+    note.spec.recipients = { webhooks: ["http://hook.test/x"] };
+    const { ctx, client } = makeCtx([note, signing]);
+    const s = fakeSenders();
+    const r = new DeliveryReconciler({ config, mail: s.mail, http: s.http, identity: "op-a_1" });
+    const key = { namespace: "ns", name: note.metadata.name ?? "" };
+    // The claim goes through; the outcome's write fails once (API server unavailable).
+    let statusWrites = 0;
+    client.injectError = (verb) =>
+      verb === "applyStatus" && ++statusWrites === 2 ? new Error("503 ServiceUnavailable") : undefined;
+    await expect(r.reconcile(key, ctx)).rejects.toThrow("503");
+    expect(s.posts).toHaveLength(1);
+    client.injectError = undefined;
+    await r.reconcile(key, ctx);
+    expect(s.posts).toHaveLength(1);
+    expect((await stored(client, note)).status?.deliveries?.[0]).toMatchObject({
+      state: "Delivered",
+      attempts: 1,
+    });
+  });
 });

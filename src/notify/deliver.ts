@@ -6,19 +6,27 @@ import type {
   NotificationStatus,
 } from "../api/v1alpha1/notification.ts";
 import { backoffDelay } from "../runtime/backoff.ts";
-import { formatTime, setCondition } from "../runtime/conditions.ts";
-import { errorMessage } from "../runtime/errors.ts";
+import { formatTime } from "../runtime/conditions.ts";
+import { errorMessage, isConflict } from "../runtime/errors.ts";
 import type { ObjectKey, ReconcileContext, ReconcileResult, Reconciler } from "../runtime/types.ts";
 import type { NotificationsConfig } from "./config.ts";
 import type { NotificationMetrics } from "./metrics.ts";
 import { chatBody, smsBody, webhookBody } from "./payloads.ts";
 import type { HttpSender, MailSender } from "./senders.ts";
+import { canonical, summarize } from "./status.ts";
 
-// Delivers one Notification to each of its recipients, at least once: an attempt is made only
-// for a target the API server still shows undelivered, and each outcome is written back before
-// the next target is tried, so a crash resends at most the one message in flight (with the same
-// id, which receivers use to recognise it). Failures back off exponentially; the schedule lives
-// in status (nextAttemptTime), so a restarted operator or a new leader keeps it.
+// Delivers one Notification to each of its recipients, at least once, and never twice for one
+// attempt (docs/notifications.md, "Delivery"):
+// - before it sends, a replica claims the target in status (claimedBy: its leader identity, with
+//   the resourceVersion it read as a precondition), so two replicas racing through a leader change
+//   cannot both start the same attempt; the outcome replaces the claim right after the answer;
+// - a replica finding another one's claim (the previous leader died or was deposed mid-attempt)
+//   waits until that attempt can no longer be under way (claim + lease duration + send timeout;
+//   a sender re-checks its claim's age just before sending), then sends again under the same id;
+// - an answer whose status write failed is kept in memory and written without sending again.
+// So a copy is repeated only when the process dies between the channel's answer and the write of
+// that outcome (one status write long); receivers recognise it by its id. Failures back off
+// exponentially; the schedule lives in status (nextAttemptTime), so a new leader keeps it.
 
 /** The I/O a delivery needs (real senders in production, recording fakes in unit tests). */
 export interface DeliveryDeps {
@@ -28,6 +36,13 @@ export interface DeliveryDeps {
   metrics?: NotificationMetrics;
   /** Randomness of the retry jitter. */
   random?: () => number;
+  /** This replica's identity (its leader-election identity), written in the claims it makes. */
+  identity?: string;
+  /**
+   * Lease duration of the leader election: how long a deposed leader may still believe it leads.
+   * Unset without leader election: this is the only replica, and any other claim is a dead one's.
+   */
+  leaseDurationMs?: number;
 }
 
 /** One recipient of a Notification: its status key, channel and address. */
@@ -58,9 +73,13 @@ class NotConfigured extends Error {}
 /** The controller of Notifications: sends what is due, records the outcome, schedules retries. */
 export class DeliveryReconciler implements Reconciler {
   private readonly d: DeliveryDeps;
+  private readonly identity: string;
+  /** Accepted deliveries whose status write has not succeeded yet (notification uid/target). */
+  private readonly answered = new Map<string, Delivery>();
 
   constructor(deps: DeliveryDeps) {
     this.d = deps;
+    this.identity = deps.identity ?? `cronscale_${process.pid}`;
   }
 
   async reconcile(key: ObjectKey, ctx: ReconcileContext): Promise<ReconcileResult> {
@@ -75,31 +94,86 @@ export class DeliveryReconciler implements Reconciler {
         note.status?.deliveries?.find((x) => x.target === t.target) ??
         ({ target: t.target, channel: t.channel, state: "Pending", attempts: 0 } as Delivery),
     );
-    let status = note.status;
+    let stored: Stored = { status: note.status, resourceVersion: note.metadata.resourceVersion };
+    const waits: number[] = [];
     for (const t of targets) {
-      const now = ctx.clock.now();
+      const now = ctx.clock.now().getTime();
       const i = deliveries.findIndex((x) => x.target === t.target);
       const cur = deliveries[i] as Delivery;
-      if (cur.state !== "Pending" || (cur.nextAttemptTime && Date.parse(cur.nextAttemptTime) > now.getTime()))
-        continue;
-      const next = await this.attempt(ctx, note, t, cur);
-      deliveries = deliveries.map((x, j) => (j === i ? next : x));
-      status = await this.write(ctx, note, deliveries, status);
+      if (cur.state !== "Pending" || (cur.nextAttemptTime && Date.parse(cur.nextAttemptTime) > now)) continue;
+      const mark = `${note.metadata.uid}/${t.target}`;
+      let next = this.answered.get(mark);
+      if (!next) {
+        const settle = this.settleWait(cur, now);
+        if (settle > 0) {
+          waits.push(settle);
+          continue;
+        }
+        const retaken = cur.claimedBy !== undefined && cur.claimedBy !== this.identity;
+        if (retaken)
+          ctx.log.warn(
+            {
+              notification: note.metadata.name,
+              target: t.target,
+              id: note.spec.id,
+              claimedBy: cur.claimedBy,
+            },
+            "notification attempt of another replica never recorded its outcome: sending again under the same id",
+          );
+        const claim: Delivery = { ...cur, claimedBy: this.identity, claimedTime: formatTime(new Date(now)) };
+        deliveries = deliveries.map((x, j) => (j === i ? claim : x));
+        try {
+          stored = await this.write(ctx, note, deliveries, stored, true);
+        } catch (err) {
+          // Another replica wrote in between (its claim or outcome): re-read and decide again.
+          if (isConflict(err)) return { requeueAfter: 250 };
+          throw err;
+        }
+        next = await this.attempt(ctx, note, t, cur, now);
+        if (next.state === "Delivered") this.answered.set(mark, next);
+      }
+      deliveries = deliveries.map((x, j) => (j === i ? (next as Delivery) : x));
+      stored = await this.write(ctx, note, deliveries, stored, false);
+      this.answered.delete(mark);
     }
-    status = await this.write(ctx, note, deliveries, status);
+    stored = await this.write(ctx, note, deliveries, stored, false);
     const now = ctx.clock.now().getTime();
     const due = deliveries
       .filter((x) => x.state === "Pending" && x.nextAttemptTime)
       .map((x) => Date.parse(x.nextAttemptTime ?? "") - now);
-    return due.length ? { requeueAfter: Math.max(250, Math.min(...due)) } : {};
+    const all = [...due, ...waits];
+    return all.length ? { requeueAfter: Math.max(250, Math.min(...all)) } : {};
+  }
+
+  /** How long another replica's claim on `cur` must still be respected (0: not claimed, or over). */
+  private settleWait(cur: Delivery, now: number): number {
+    const ttl = this.d.leaseDurationMs;
+    if (ttl === undefined || !cur.claimedBy || cur.claimedBy === this.identity || !cur.claimedTime) return 0;
+    return Date.parse(cur.claimedTime) + ttl + this.sendTimeoutMs() - now;
+  }
+
+  /** Longest a send can take once started (SMTP's socket timeout is three times the base). */
+  private sendTimeoutMs(): number {
+    return this.d.config.httpTimeoutSeconds * 3000;
   }
 
   /** One attempt at one target; returns its new delivery entry. */
-  private async attempt(ctx: ReconcileContext, n: Notification, t: Target, cur: Delivery): Promise<Delivery> {
+  private async attempt(
+    ctx: ReconcileContext,
+    n: Notification,
+    t: Target,
+    cur: Delivery,
+    claimedAt: number,
+  ): Promise<Delivery> {
     const now = ctx.clock.now();
     const started = performance.now();
     const attempts = cur.attempts + 1;
     try {
+      // The claim was written moments ago; if it is already older than a lease (this process was
+      // paused), another replica may lead by now and will send it: do not race it.
+      const ttl = this.d.leaseDurationMs;
+      if (ttl !== undefined && now.getTime() - claimedAt >= ttl)
+        throw new Error("claim expired before sending (this replica was paused); not sent");
       const answer = await this.send(ctx, n, t, now);
       this.d.metrics?.observe(t.channel, "delivered", (performance.now() - started) / 1000);
       ctx.log.info(
@@ -206,90 +280,42 @@ export class DeliveryReconciler implements Reconciler {
     return Buffer.from(b64, "base64").toString("utf8").trim();
   }
 
-  /** Writes status when it changed; returns what is now stored. */
+  /**
+   * Writes status when it changed; returns what is now stored. A claim is written with the
+   * resourceVersion last seen as a precondition (409 when another replica wrote in between);
+   * an outcome is written unconditionally (it is a fact, whoever records it).
+   */
   private async write(
     ctx: ReconcileContext,
     n: Notification,
     deliveries: Delivery[],
-    prev: NotificationStatus | undefined,
-  ): Promise<NotificationStatus | undefined> {
+    prev: Stored,
+    claim: boolean,
+  ): Promise<Stored> {
     const next = summarize(
       deliveries,
-      prev,
+      prev.status,
       this.d.config.retry.failureThreshold,
       n.metadata.generation,
       ctx.clock.now(),
     );
-    if (canonical(next) === canonical(prev)) return prev;
-    await ctx.client.applyStatus({
+    if (canonical(next) === canonical(prev.status)) return prev;
+    const written = await ctx.client.applyStatus({
       apiVersion: API_VERSION,
       kind: "Notification",
-      metadata: { name: n.metadata.name, namespace: n.metadata.namespace },
+      metadata: {
+        name: n.metadata.name,
+        namespace: n.metadata.namespace,
+        ...(claim ? { resourceVersion: prev.resourceVersion } : {}),
+      },
       status: next,
     });
-    return next;
+    return { status: next, resourceVersion: written.metadata.resourceVersion };
   }
 }
 
-/** Phase and Delivered condition of a set of deliveries. */
-export function summarize(
-  deliveries: Delivery[],
-  prev: NotificationStatus | undefined,
-  failureThreshold: number,
-  generation: number | undefined,
-  now: Date,
-): NotificationStatus {
-  const pending = deliveries.filter((d) => d.state === "Pending");
-  const failed = deliveries.filter((d) => d.state === "Failed");
-  const failing = pending.filter((d) => d.attempts >= failureThreshold);
-  let phase: NotificationStatus["phase"];
-  let cond: { status: "True" | "False"; reason: string; message: string };
-  if (pending.length === 0 && failed.length === 0) {
-    phase = "Delivered";
-    cond = { status: "True", reason: "Delivered", message: `delivered to ${deliveries.length} target(s)` };
-  } else if (pending.length === 0) {
-    phase = "Failed";
-    cond = {
-      status: "False",
-      reason: "DeliveryGaveUp",
-      message: failed
-        .map((d) => `${d.target}: ${d.message ?? ""}`)
-        .join("; ")
-        .slice(0, 1000),
-    };
-  } else if (failing.length > 0) {
-    phase = "Retrying";
-    cond = {
-      status: "False",
-      reason: "DeliveryFailing",
-      message: failing
-        .map((d) => `${d.target}: ${d.attempts} attempts, ${d.message ?? ""}`)
-        .join("; ")
-        .slice(0, 1000),
-    };
-  } else {
-    phase = pending.some((d) => d.attempts > 0) ? "Retrying" : "Pending";
-    cond = {
-      status: "False",
-      reason: "DeliveryPending",
-      message: `${pending.length} target(s) not yet delivered`,
-    };
-  }
-  return {
-    phase,
-    deliveries,
-    conditions: setCondition(prev?.conditions, { type: "Delivered", ...cond }, generation, now),
-    observedGeneration: generation,
-  };
-}
-
-/** JSON with sorted keys: the API server need not keep the key order it was sent. */
-function canonical(v: unknown): string {
-  return JSON.stringify(v, (_k, x: unknown) =>
-    x && typeof x === "object" && !Array.isArray(x)
-      ? Object.fromEntries(
-          Object.entries(x as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b)),
-        )
-      : x,
-  );
+/** The status last written (or read) and the resourceVersion it has. */
+interface Stored {
+  status: NotificationStatus | undefined;
+  resourceVersion: string | undefined;
 }

@@ -63,6 +63,10 @@ export interface RegisterNotificationOptions {
   /** Senders (SMTP and fetch by default). */
   mail?: MailSender;
   http?: HttpSender;
+  /** This replica's leader-election identity (written in delivery claims). */
+  identity?: string;
+  /** The leader lease's duration (how long a claim of a deposed leader is respected). */
+  leaseDurationMs?: number;
 }
 
 /**
@@ -103,6 +107,8 @@ export function registerNotificationControllers(manager: Manager, opts: Register
       mail: opts.mail ?? new SmtpMailSender(opts.config.email, timeoutMs),
       http: opts.http ?? new FetchHttpSender(timeoutMs),
       metrics,
+      identity: opts.identity,
+      leaseDurationMs: opts.leaseDurationMs,
     }),
     workers,
   });

@@ -33,7 +33,10 @@ export interface KubeClient {
   ): Promise<T[]>;
   /** Server-side apply with field manager "cronscale" (force by default); returns the live object. */
   apply<T extends KubeObject = KubeObject>(obj: KubeObject, opts?: ApplyOptions): Promise<T>;
-  /** Server-side apply of `obj.status` through the status subresource. */
+  /**
+   * Server-side apply of `obj.status` through the status subresource; `metadata.resourceVersion`,
+   * when set, is a precondition (409 on mismatch).
+   */
   applyStatus<T extends KubeObject = KubeObject>(obj: KubeObject): Promise<T>;
   /** Creates an object (409 if it exists). */
   create<T extends KubeObject = KubeObject>(obj: KubeObject): Promise<T>;
@@ -121,7 +124,12 @@ export class RealKubeClient implements KubeClient {
     const body = {
       apiVersion: obj.apiVersion,
       kind: obj.kind,
-      metadata: { name: obj.metadata.name, namespace: obj.metadata.namespace },
+      metadata: {
+        name: obj.metadata.name,
+        namespace: obj.metadata.namespace,
+        // A precondition when given: the API server answers 409 if the object changed since.
+        ...(obj.metadata.resourceVersion ? { resourceVersion: obj.metadata.resourceVersion } : {}),
+      },
       status: obj.status,
     };
     return this.t.request<T>("PATCH", path, {

@@ -192,6 +192,10 @@ export class FakeKubeClient implements KubeClient {
     const bucket = this.bucket(obj.apiVersion, obj.kind);
     const live = bucket.get(key);
     if (!live) throw new ApiError(404, "NotFound", `${obj.kind} ${key} not found`);
+    const want = obj.metadata.resourceVersion;
+    if (want && want !== live.metadata.resourceVersion) {
+      throw new ApiError(409, "Conflict", `${obj.kind} ${key}: the object has been modified`);
+    }
     const next = { ...clone(live), status: clone(obj.status) };
     return this.commit<T>("applyStatus", bucket, key, live, next);
   }

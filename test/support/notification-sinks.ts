@@ -64,7 +64,10 @@ export interface ReceivedPost {
   body: string;
   /** Whether the Standard Webhooks signature verified (undefined when no secret was given). */
   verified?: boolean;
-  /** The status the sink answered. */
+  /**
+   * The status the sink answered; 0 when the sender's connection was gone before the answer (a
+   * held request whose sender died: it never learnt the message was received).
+   */
   status: number;
 }
 
@@ -74,6 +77,12 @@ export interface HttpSink {
   posts: ReceivedPost[];
   /** Status to answer with (200 by default; e.g. 503 to make deliveries fail). */
   answer: { status: number };
+  /** While `on`, requests are received whole but not answered until `release()`. */
+  hold: { on: boolean };
+  /** How many requests are held unanswered. */
+  held(): number;
+  /** Answers the held requests (those whose sender is gone are recorded with status 0). */
+  release(): void;
   close(): Promise<void>;
 }
 
@@ -81,9 +90,15 @@ export interface HttpSink {
 export async function startHttpSink(secret?: string, host = "127.0.0.1"): Promise<HttpSink> {
   const posts: ReceivedPost[] = [];
   const answer = { status: 200 };
+  const hold = { on: false };
+  const waiting: (() => void)[] = [];
   const verifier = secret ? new Webhook(secret) : undefined;
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
+    let gone = false;
+    res.on("close", () => {
+      if (!res.writableFinished) gone = true;
+    });
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
       const body = Buffer.concat(chunks).toString("utf8");
@@ -96,10 +111,18 @@ export async function startHttpSink(secret?: string, host = "127.0.0.1"): Promis
           verified = false;
         }
       }
-      posts.push({ path: req.url ?? "", headers: req.headers, body, verified, status: answer.status });
-      res
-        .writeHead(answer.status, { "content-type": "text/plain" })
-        .end(answer.status < 300 ? "ok" : "unavailable");
+      const respond = () => {
+        if (gone) {
+          posts.push({ path: req.url ?? "", headers: req.headers, body, verified, status: 0 });
+          return;
+        }
+        posts.push({ path: req.url ?? "", headers: req.headers, body, verified, status: answer.status });
+        res
+          .writeHead(answer.status, { "content-type": "text/plain" })
+          .end(answer.status < 300 ? "ok" : "unavailable");
+      };
+      if (hold.on) waiting.push(respond);
+      else respond();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, host, resolve));
@@ -108,6 +131,11 @@ export async function startHttpSink(secret?: string, host = "127.0.0.1"): Promis
     url: `http://${host}:${port}`,
     posts,
     answer,
+    hold,
+    held: () => waiting.length,
+    release: () => {
+      for (const respond of waiting.splice(0)) respond();
+    },
     close: () =>
       new Promise<void>((r) => {
         server.closeAllConnections();

@@ -29,7 +29,7 @@ export function installMetrics(app: FastifyInstance): HttpMetrics {
     help: "HTTP requests being served.",
     registers: [registry],
   });
-  // The HPA's custom metrics (spec §8.2 scaling triggers): requests waiting or in service, and
+  // The HPA's custom metrics (the plans' scaling triggers, src/controllers/scaleplatform/README.md "Autoscaling"): requests waiting or in service, and
   // the mean response time over the last requests.
   const queue = new client.Gauge({
     name: "http_request_queue_length",

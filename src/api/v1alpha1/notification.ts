@@ -3,7 +3,7 @@ import type { KubeObject } from "../../runtime/types.ts";
 import { conditionsSchema, observedGenerationSchema, timestamp } from "./common.ts";
 import { defineKind } from "./kind.ts";
 
-// Notifications (spec §3.2, §6, §8.2): who is told what, on the ScheduledTask and ScalePlatform
+// Notifications (docs/notifications.md): who is told what, on the ScheduledTask and ScalePlatform
 // themselves, and the Notification kind: one object per message to send, written to the API
 // server BEFORE anything is sent, so a restart or a new leader finds what is still undelivered.
 // Its name is derived from the transition it announces, so deciding twice creates it once.
@@ -231,6 +231,14 @@ const deliverySchema = z
     lastAttemptTime: timestamp("When the last attempt was made.").optional(),
     nextAttemptTime: timestamp("When the next attempt is due (backoff).").optional(),
     deliveredTime: timestamp("When the channel accepted the message.").optional(),
+    claimedBy: z
+      .string()
+      .max(253)
+      .optional()
+      .describe(
+        "Identity of the operator replica whose attempt is in flight (written before it sends, cleared with the outcome). A replica that takes over finds it, waits until that attempt can no longer be under way, then sends again under the same id.",
+      ),
+    claimedTime: timestamp("When the attempt in flight was claimed (see claimedBy).").optional(),
     message: z.string().max(1024).optional().describe("The last error, or what the channel answered."),
   })
   .describe("Delivery of the message to one recipient.");

@@ -8,7 +8,7 @@ import { SCHEDULE_MAX_LENGTH, scheduleCelRules } from "./schedule-rules.ts";
 /** Default schedules: full daily at 01:00, incremental every other hour at :00 (never both at once). */
 export const DEFAULT_FULL_SCHEDULE = "0 1 * * *";
 export const DEFAULT_INCREMENTAL_SCHEDULE = "0 0,2-23 * * *";
-/** Default retention (spec §8.2: 30 days). */
+/** Default retention (30 days; docs/backups.md). */
 export const DEFAULT_RETENTION_DAYS = 30;
 /** Default archive_timeout: a WAL segment is archived at least this often, bounding the RPO. */
 export const DEFAULT_ARCHIVE_TIMEOUT_SECONDS = 60;

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { hostname, secretKeyRefSchema } from "./common.ts";
 
-// The configuration groups of a platform (spec §2.3): store information, localization,
-// email/SMTP, payment gateways, shipping methods, plus webhooks (§6). Secrets are only ever
+// The configuration groups of a platform (commerce/README.md, "Config contract"): store information, localization,
+// email/SMTP, payment gateways, shipping methods, plus webhooks (commerce/README.md, "Webhooks"). Secrets are only ever
 // referenced, never inlined: a spec is readable by anyone who can `get` the object.
 
 const shortText = (max: number, description: string) => z.string().min(1).max(max).describe(description);
@@ -199,7 +199,7 @@ export const shippingMethodSchema = z
   })
   .describe("One shipping method.");
 
-/** The five webhook events of spec §6, as wire names. */
+/** The five webhook events (commerce/README.md, "Webhooks"), as wire names. */
 export const WEBHOOK_EVENTS = [
   "OrderCreated",
   "OrderUpdated",

@@ -266,7 +266,7 @@ export const scalePlatformSpecSchema = z
   })
   .describe("Desired state of a platform instance.");
 
-/** The seven deployment steps of spec §3.2, in order. */
+/** The seven deployment steps (src/controllers/scaleplatform/README.md), in order. */
 export const PLATFORM_STEPS = [
   "InfrastructureProvisioned",
   "SoftwareInstalled",

@@ -3,7 +3,7 @@ import type { KubeObject } from "../../runtime/types.ts";
 import { conditionsSchema, observedGenerationSchema, timestamp } from "./common.ts";
 import { defineKind } from "./kind.ts";
 
-// ScalePlatformBackup: one on-demand backup of a platform (spec §4.3 "Manual backup"), run by a
+// ScalePlatformBackup: one on-demand backup of a platform (docs/backups.md, "Manual backups"), run by a
 // Job like the scheduled ones. Its status is derived from that Job; deleting the resource deletes
 // the Job, whose runner then sends SIGTERM to the pgBackRest process it started.
 

@@ -4,7 +4,7 @@ import { conditionsSchema, observedGenerationSchema, timestamp } from "./common.
 import { defineKind } from "./kind.ts";
 
 // ScalePlatformRestore: brings a platform's database back to a backup, a point in time or the
-// latest archived state (spec §4.3 "recovery to a selected backup point"). pgBackRest restores
+// latest archived state (docs/backups.md, "Restore"). pgBackRest restores
 // into a new volume by a Job while the old database keeps serving; then a short cutover switches
 // the database to the new volume. The old volume is kept until confirmed or its TTL passes.
 

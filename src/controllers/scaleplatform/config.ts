@@ -9,7 +9,7 @@ import { DEFAULT_REQUEST_FRACTION } from "../../api/plans.ts";
 const int = (def: number, min: number, what: string) =>
   z.coerce.number().int().min(min).default(def).describe(what);
 
-/** Monthly list price per plan (spec §2.3 "monthly cost estimate"); Custom is priced per unit. */
+/** Monthly list price per plan (the monthly cost estimate of the deployment summary in status); Custom is priced per unit. */
 const PriceTableSchema = z
   .strictObject({
     currency: z.string().length(3).default("USD").describe("ISO 4217 currency of every price"),

@@ -6,7 +6,7 @@ import {
 } from "../../api/v1alpha1/scaleplatform.ts";
 
 // Events of a status change: one per step that finished or failed, one per phase change (the
-// completion Event is the hook for the completion email/webhook of spec §3.2), and one when the
+// completion Event is the hook for the completion email/webhook of docs/notifications.md), and one when the
 // referenced Secrets stop (Warning) or start (Normal) resolving. Pure.
 
 /** One Event to record. */

@@ -3,7 +3,7 @@ import { formatTime } from "../../runtime/conditions.ts";
 import type { KubeObject } from "../../runtime/types.ts";
 import type { HealthResult } from "./health.ts";
 
-// The seven deployment steps of spec §3.2, derived on every reconcile from the real objects'
+// The seven deployment steps (README.md here, "Steps, phase, status"), derived on every reconcile from the real objects'
 // status. Nothing is accumulated: only the steps' startedAt/finishedAt are carried over from the
 // previous status (a step keeps the time it started and finished while its state holds). Pure.
 

@@ -51,7 +51,7 @@ export interface StatusInput {
   secretRefCount: number;
 }
 
-/** Monthly cost estimate from the operator's price table (spec §2.3 deployment summary). */
+/** Monthly cost estimate from the operator's price table (the deployment summary; README.md here, "Steps, phase, status"). */
 export function costEstimate(inp: PlatformInputs, prices: PlatformControllerConfig["prices"]) {
   const plan = inp.spec.plan;
   const t = inp.budget.total;
@@ -64,7 +64,7 @@ export function costEstimate(inp: PlatformInputs, prices: PlatformControllerConf
   return { amount: amount.toFixed(2), currency: prices.currency };
 }
 
-/** Features included in the plan (spec §8.2) plus its product and user limits. */
+/** Features included in the plan (src/api/plans.ts) plus its product and user limits. */
 export function planFeatures(inp: PlatformInputs): string[] {
   const plan = inp.spec.plan;
   if (plan === "Custom") return [...INCLUDED_FEATURES, "Dedicated resources by agreement"];

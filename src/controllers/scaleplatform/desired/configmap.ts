@@ -4,7 +4,7 @@ import type { KubeObject } from "../../../runtime/types.ts";
 import { childMeta, nameOf, type PlatformInputs } from "./common.ts";
 import { tlsExpected } from "./ingress.ts";
 
-// The non-secret configuration of the platform (config groups of spec §2.3, webhooks of §6,
+// The non-secret configuration of the platform (config groups and webhooks, commerce/README.md "Config contract",
 // hosts, plan limits and the network allow-lists), as environment variables of the app (envFrom). Groups are JSON so the
 // app reads typed values; Secrets appear only as references. Pure.
 

@@ -3,7 +3,7 @@ import { platformAppName } from "../../../api/v1alpha1/names.ts";
 import type { KubeObject } from "../../../runtime/types.ts";
 import { childMeta, nameOf, type PlatformInputs } from "./common.ts";
 
-// Edge protection (spec §8.2 "DDoS protection"): per-client-address request rate and
+// Edge protection (README.md here, "Edge protection"): per-client-address request rate and
 // concurrent-request limits and a request body limit by plan, configured at the Ingress
 // controller in front of the app. Traefik: three traefik.io Middlewares referenced from the
 // Ingress; ingress-nginx: its documented annotations; any other class: nothing is enforced and

@@ -8,14 +8,14 @@ import { childMeta, nameOf, type PlatformInputs } from "./common.ts";
 // Targets are absolute averages per pod computed from the plan's limits (80 % of the CPU limit,
 // 85 % of the memory limit) rather than "Utilization", because Utilization is relative to the
 // requests, and requests are only a configurable fraction of the plan (see config.requestFraction):
-// "CPU above 80 %" of spec §8.2 means 80 % of what the plan gives a pod.
+// "CPU above 80 %" of the plans (README.md here, "Autoscaling") means 80 % of what the plan gives a pod.
 //
 // The request-queue-length and response-time metrics are added only when the cluster serves
 // custom.metrics.k8s.io **and** that API has values of the metric for the app's pods: the HPA
 // controller never scales down while one of its metrics is unavailable, so a metric without
 // values would pin the app at its peak size.
 
-/** CPU and memory thresholds of spec §8.2, as fractions of a pod's limit. */
+/** CPU and memory thresholds of the plans (README.md here, "Autoscaling"), as fractions of a pod's limit. */
 export const CPU_THRESHOLD = 0.8;
 export const MEMORY_THRESHOLD = 0.85;
 
