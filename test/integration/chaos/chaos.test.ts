@@ -96,7 +96,7 @@ describe.skipIf(!own)("chaos", () => {
     const drain = await runDrain({
       ...base,
       leader: freeze.survivor,
-      count: 40,
+      count: 25,
       graceSeconds: 40,
       convergedBeforeTerm: 3,
     });
