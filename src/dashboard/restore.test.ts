@@ -84,9 +84,9 @@ describe("restore form model", () => {
     expect(restoreFromForm({ target: "time", at: "" }, shop, NOW).errors?.at).toEqual([
       "Enter a date and time (in Europe/Paris).",
     ]);
-    expect(restoreFromForm({ target: "backup:20200101-000000F" }, shop, NOW).errors?.target?.[0]).toMatch(
-      /is not one of the platform's backups/,
-    );
+    expect(
+      restoreFromForm({ target: "backup:20200101-000000F", at: "" }, shop, NOW).errors?.target?.[0],
+    ).toMatch(/is not one of the platform's backups/);
   });
 });
 

@@ -92,7 +92,7 @@ export function Recovery(p: {
           <label class="plan-choice"><input type="radio" name="target" value="latest" checked=${pick("latest")} /> The latest state (every archived transaction)</label>
           ${backups.map(
             (b) =>
-              html`<label class="plan-choice" data-recovery-point=${b.label}><input type="radio" name="target" value=${`backup:${b.label}`} checked=${pick(`backup:${b.label}`)} /> Backup <code>${b.label}</code> (${b.type}), finished <${Time} iso=${b.stopTime} zone=${zone} /></label>`,
+              html`<label class="plan-choice" data-recovery-point=${b.label}><input type="radio" name="target" value=${`backup:${b.label}`} checked=${pick(`backup:${b.label}`)} /> <span>Backup <code>${b.label}</code> (${b.type}), finished <${Time} iso=${b.stopTime} zone=${zone} /></span></label>`,
           )}
           <label class="plan-choice"><input type="radio" name="target" value="time" checked=${pick("time")} /> A point in time</label>
           <${FieldErrors} id="restore-target-error" errors=${errors.target} />
