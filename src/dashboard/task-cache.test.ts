@@ -47,7 +47,7 @@ describe("shared task cache", () => {
     const first = await cache.tasks("default");
     expect(first?.map((t) => t.metadata.name)).toEqual(["alpha", "beta", "gamma"]);
     const raw = await client.get(API_VERSION, "ScheduledTask", "default", "alpha");
-    expect((raw?.metadata as { managedFields?: unknown }).managedFields).toEqual([{}]);
+    expect((raw?.metadata as { managedFields?: unknown } | undefined)?.managedFields).toEqual([{}]);
     expect((first?.[0]?.metadata as { managedFields?: unknown } | undefined)?.managedFields).toBeUndefined();
     await client.create(sampleTask("aardvark"));
     await new Promise((r) => setImmediate(r));
