@@ -64,7 +64,7 @@ async function measure(token: string, args: string[]) {
       () => false,
     );
     if (up) break;
-    if (i > 100) throw new Error("the dashboard did not start");
+    if (i > 600) throw new Error("the dashboard did not start");
     await new Promise((r) => setTimeout(r, 200));
   }
   const rss = () => {

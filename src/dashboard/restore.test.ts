@@ -139,6 +139,8 @@ describe("dashboard: platform recovery", () => {
       /id="restore-at-error">spec.targetTime 2026-11-20T07:00:00Z is outside the recoverable window/,
     );
     expect(early.body).toContain('value="2026-11-20T08:00"');
+    // The time kept in the form is shown as the instant it names.
+    expect(early.body).toContain('datetime="2026-11-20T07:00:00.000Z"');
 
     viewer.refuseRestore = {
       field: "spec.backupLabel",

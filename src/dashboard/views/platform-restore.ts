@@ -1,6 +1,12 @@
 import type { ScalePlatform } from "../../api/v1alpha1/scaleplatform.ts";
 import type { ScalePlatformRestore } from "../../api/v1alpha1/scaleplatformrestore.ts";
-import { type RestoreErrors, type RestoreForm, restoreActive, zoneOf } from "../restore-model.ts";
+import {
+  type RestoreErrors,
+  type RestoreForm,
+  restoreActive,
+  wallToInstant,
+  zoneOf,
+} from "../restore-model.ts";
 import type { Session } from "../sessions.ts";
 import { formatTime } from "../task-model.ts";
 import { html, type VNode } from "./html.ts";
@@ -100,7 +106,7 @@ export function Recovery(p: {
           <input id="restore-at" name="at" type="datetime-local" step="1" value=${form.at}
             aria-describedby=${atDescribed} aria-invalid=${errors.at.length ? "true" : undefined}
             data-partial=${p.atHref} data-target="restore-at-hint" data-fields="at" />
-          <p class="muted" id="restore-at-hint" aria-live="polite"><${AtPreview} zone=${zone} /></p>
+          <p class="muted" id="restore-at-hint" aria-live="polite"><${AtPreview} zone=${zone} iso=${form.at ? wallToInstant(form.at, zone)?.toISOString() : undefined} /></p>
           <${FieldErrors} id="restore-at-error" errors=${errors.at} />
         </fieldset>
         <p class="muted">The database is restored into a new volume while the shop keeps serving; then it switches over (the downtime is measured and shown below). The volume used before is kept for 72 hours.</p>
