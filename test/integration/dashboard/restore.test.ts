@@ -160,7 +160,7 @@ describe.skipIf(reason)("platform recovery in Chromium against the real operator
     await page.getByLabel(`Point in time (${ZONE})`).fill("2020-01-01T00:00");
     // The wall time read in the platform's zone (EST, UTC-5), with the viewer's local time added.
     await expect
-      .poll(() => page.locator("#restore-at-hint time").getAttribute("datetime"))
+      .poll(() => page.locator("#restore-at-hint time").getAttribute("datetime"), { timeout: 15_000 })
       .toBe("2020-01-01T05:00:00.000Z");
     expect(await page.locator("#restore-at-hint").textContent()).toContain("your time:");
     await Promise.all([page.waitForNavigation(), page.getByRole("button", { name: "Restore" }).click()]);
@@ -176,7 +176,9 @@ describe.skipIf(reason)("platform recovery in Chromium against the real operator
     // Restore to the backup picked from the list, then follow it without reloading.
     await page.locator(`[data-recovery-point="${label}"] input`).check();
     await page.getByRole("button", { name: "Restore" }).click();
-    await expect.poll(() => page.getByRole("status").textContent()).toContain(`(to backup ${label})`);
+    await expect
+      .poll(() => page.getByRole("status").textContent(), { timeout: 15_000 })
+      .toContain(`(to backup ${label})`);
     const [created] = await restores();
     expect(created?.spec).toMatchObject({ platformName: NAME, backupLabel: label });
     const row = page.locator(`[data-restore="${created?.metadata.name}"]`);
