@@ -5,6 +5,7 @@ import { API_VERSION } from "../api/v1alpha1/kind.ts";
 import { LABEL_TASK } from "../api/v1alpha1/labels.ts";
 import type { ScalePlatform } from "../api/v1alpha1/scaleplatform.ts";
 import type { ScalePlatformBackup } from "../api/v1alpha1/scaleplatformbackup.ts";
+import type { ScalePlatformRestore } from "../api/v1alpha1/scaleplatformrestore.ts";
 import type { ScheduledTask } from "../api/v1alpha1/scheduledtask.ts";
 import type { TaskExecution } from "../api/v1alpha1/taskexecution.ts";
 import { ApiError } from "../runtime/errors.ts";
@@ -106,6 +107,10 @@ export interface ViewerApi {
   deletePlatformBackup(namespace: string, name: string): Promise<void>;
   /** Calls `onChange` on every change of the namespace's ScalePlatformBackups until `signal` aborts or the watch ends. */
   watchPlatformBackups(namespace: string, onChange: () => void, signal: AbortSignal): Promise<void>;
+  listPlatformRestores(namespace: string): Promise<ScalePlatformRestore[]>;
+  createPlatformRestore(restore: KubeObject, dryRun: boolean): Promise<ScalePlatformRestore>;
+  /** Calls `onChange` on every change of the namespace's ScalePlatformRestores until `signal` aborts or the watch ends. */
+  watchPlatformRestores(namespace: string, onChange: () => void, signal: AbortSignal): Promise<void>;
 }
 
 const TASKS = `/apis/${API_VERSION}`;
@@ -374,6 +379,31 @@ export class KubeViewerApi implements ViewerApi {
   watchPlatformBackups(namespace: string, onChange: () => void, signal: AbortSignal): Promise<void> {
     return this.watchAs(
       `${TASKS}/namespaces/${ns(namespace)}/scaleplatformbackups`,
+      {},
+      () => onChange(),
+      signal,
+    );
+  }
+
+  async listPlatformRestores(namespace: string): Promise<ScalePlatformRestore[]> {
+    const r = await this.t.request<{ items: ScalePlatformRestore[] }>(
+      "GET",
+      `${TASKS}/namespaces/${ns(namespace)}/scaleplatformrestores`,
+    );
+    return r.items;
+  }
+
+  createPlatformRestore(restore: KubeObject, dryRun: boolean): Promise<ScalePlatformRestore> {
+    const path = `${TASKS}/namespaces/${ns(restore.metadata.namespace ?? "")}/scaleplatformrestores`;
+    return this.t.request("POST", path, {
+      body: restore,
+      query: { dryRun: dryRun ? "All" : undefined, fieldValidation: "Strict" },
+    });
+  }
+
+  watchPlatformRestores(namespace: string, onChange: () => void, signal: AbortSignal): Promise<void> {
+    return this.watchAs(
+      `${TASKS}/namespaces/${ns(namespace)}/scaleplatformrestores`,
       {},
       () => onChange(),
       signal,

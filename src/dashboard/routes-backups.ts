@@ -3,6 +3,13 @@ import { API_VERSION } from "../api/v1alpha1/kind.ts";
 import type { ScalePlatformBackup } from "../api/v1alpha1/scaleplatformbackup.ts";
 import { ApiError } from "../runtime/errors.ts";
 import { allowed } from "./access.ts";
+import {
+  NO_RESTORE_INPUT,
+  type RestoreState,
+  recoveryData,
+  recoverySection,
+  registerRestoreRoutes,
+} from "./routes-restore.ts";
 import type { Ctx } from "./server.ts";
 import type { Session } from "./sessions.ts";
 import { openEventStream } from "./sse.ts";
@@ -12,7 +19,8 @@ import { BackupsPage, backupsHref, backupsOf, ManualBackups } from "./views/plat
 
 // A platform's backups: the page, Back up now (creates a ScalePlatformBackup as the viewer),
 // Cancel (deletes a running one: the operator deletes its Job, whose runner stops pgBackRest),
-// and the on-demand backups' progress over Server-Sent Events (a watch made as the viewer).
+// and the on-demand backups' progress over Server-Sent Events (a watch made as the viewer). The
+// Recovery section's routes are in routes-restore.ts.
 
 type Params = { ns: string; name: string };
 const ROUTE = `${PLATFORMS_PATH}/:ns/:name/backups`;
@@ -37,12 +45,14 @@ export function registerBackupRoutes(app: FastifyInstance, ctx: Ctx): void {
     name: string,
     problem?: string,
     status = 200,
+    restore: RestoreState = NO_RESTORE_INPUT,
   ) {
-    const [platform, backups, create, cancel] = await Promise.all([
+    const [platform, backups, create, cancel, recovery] = await Promise.all([
       viewer(s).getPlatform(ns, name),
       manual(s, ns, name),
       allowed(s, "create", "scaleplatformbackups", ns),
       allowed(s, "delete", "scaleplatformbackups", ns),
+      recoveryData(s, ns, name),
     ]);
     const flash = s.flash;
     s.flash = undefined;
@@ -54,9 +64,12 @@ export function registerBackupRoutes(app: FastifyInstance, ctx: Ctx): void {
       flash,
       problem,
       eventsHref: `${backupsHref(ns, name)}/events`,
+      recovery: recoverySection(platform, s, recovery, restore),
     });
     return ctx.page(reply, s, `Backups of ${name}`, body, status);
   }
+
+  registerRestoreRoutes(app, ctx, page);
 
   const refused = (err: unknown) =>
     err instanceof ApiError && [400, 403, 404, 409, 422].includes(err.statusCode)

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply } from "fastify";
 import { ANNOTATION_RUN_NOW } from "../api/v1alpha1/labels.ts";
 import type { ScheduledTask } from "../api/v1alpha1/scheduledtask.ts";
 import { ApiError } from "../runtime/errors.ts";
-import { pickNamespace, taskPermissions } from "./access.ts";
+import { allowed, pickNamespace, taskPermissions } from "./access.ts";
 import { registerRenameRoutes } from "./routes-rename.ts";
 import { registerTaskFormRoutes } from "./routes-task-form.ts";
 import type { Ctx } from "./server.ts";
@@ -26,11 +26,14 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: Ctx): void {
   registerTaskFormRoutes(app, ctx);
   registerRenameRoutes(app, ctx);
 
-  // Search as you type asks for the same namespace's list on every keystroke: a keystroke
-  // filters the viewer's last list in memory and never waits for the API server while that list
-  // is under a minute old; one older than 5 s is re-read in the background (one read at a time
-  // per viewer and namespace), so the next keystrokes see changes. Full page loads and every
-  // change always read afresh.
+  // With the shared cache (task-cache.ts) a list is the namespace's watched copy, shown only
+  // when an access review says this viewer may list tasks there (cached per session, 30 s; a
+  // refusal 5 s): a refusal is the 403 the viewer's own LIST would get.
+  // Without it, search as you type asks for the same namespace's list on every keystroke: a
+  // keystroke filters the viewer's last list in memory and never waits for the API server while
+  // that list is under a minute old; one older than 5 s is re-read in the background (one read at
+  // a time per viewer and namespace), so the next keystrokes see changes. Full page loads and
+  // every change always read afresh.
   const LIST_FRESH_MS = 5_000;
   const LIST_MAX_MS = 60_000;
   const refreshing = new WeakMap<Session, Set<string>>();
@@ -40,7 +43,20 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: Ctx): void {
     s.access.set(`tasks/${ns}`, { at: Date.now(), value: tasks });
     return tasks;
   }
-  async function tasksFor(s: Session, ns: string, fresh: boolean): Promise<ScheduledTask[]> {
+  async function shared(s: Session, ns: string): Promise<readonly ScheduledTask[] | undefined> {
+    const cache = ctx.opts.taskCache;
+    if (!cache) return undefined;
+    const [may, tasks] = await Promise.all([allowed(s, "list", "scheduledtasks", ns), cache.tasks(ns)]);
+    if (!tasks) return undefined;
+    if (!may)
+      throw new ApiError(403, "Forbidden", "forbidden", {
+        message: `scheduledtasks.cronscale.io is forbidden: User "${s.user?.username}" cannot list resource "scheduledtasks" in API group "cronscale.io" in the namespace "${ns}"`,
+      });
+    return tasks;
+  }
+  async function tasksFor(s: Session, ns: string, fresh: boolean): Promise<readonly ScheduledTask[]> {
+    const cached = await shared(s, ns);
+    if (cached) return cached;
     const hit = s.access?.get(`tasks/${ns}`);
     const age = hit ? Date.now() - hit.at : Number.POSITIVE_INFINITY;
     if (fresh || !hit || age >= LIST_MAX_MS) return load(s, ns);

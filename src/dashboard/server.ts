@@ -9,6 +9,7 @@ import { registerBackupRoutes } from "./routes-backups.ts";
 import { registerPlatformRoutes } from "./routes-platforms.ts";
 import { registerTaskRoutes } from "./routes-tasks.ts";
 import { csrfMatches, type Session, SessionStore, sameOrigin } from "./sessions.ts";
+import type { TaskCache } from "./task-cache.ts";
 import { renderPage, type VNode } from "./views/html.ts";
 import { BASE, ErrorBody, Layout, SIGN_IN_PATH, SIGN_OUT_PATH, TASKS_PATH } from "./views/layout.ts";
 import { SignIn } from "./views/signin.ts";
@@ -22,6 +23,11 @@ export interface DashboardOptions {
   namespaces?: string[];
   sessions?: SessionStore;
   now?: () => Date;
+  /**
+   * The task lists shared by all viewers (task-cache.ts); shown to a viewer only after an access
+   * review allows that viewer to list tasks in the namespace. Without it each list is the viewer's own LIST.
+   */
+  taskCache?: TaskCache;
 }
 
 export const SESSION_COOKIE = "cronscale_session";

@@ -1,5 +1,6 @@
 import type { ScalePlatform } from "../api/v1alpha1/scaleplatform.ts";
 import type { ScalePlatformBackup } from "../api/v1alpha1/scaleplatformbackup.ts";
+import type { ScalePlatformRestore } from "../api/v1alpha1/scaleplatformrestore.ts";
 import type { ScheduledTask } from "../api/v1alpha1/scheduledtask.ts";
 import type { TaskExecution } from "../api/v1alpha1/taskexecution.ts";
 import { ApiError } from "../runtime/errors.ts";
@@ -21,6 +22,9 @@ export class FakeViewerApi implements ViewerApi {
   platforms = new Map<string, ScalePlatform>();
   readonly backups = new Map<string, ScalePlatformBackup>();
   private backupSeq = 0;
+  readonly restores = new Map<string, ScalePlatformRestore>();
+  /** Causes the next non-dry-run or dry-run restore create is refused with (a 422, as CEL would). */
+  refuseRestore: { field: string; message: string } | undefined;
   private readonly watchers = new Set<(p: ScalePlatform) => void>();
   readonly user: UserInfo | undefined;
   readonly allow: Set<string>;
@@ -268,6 +272,33 @@ export class FakeViewerApi implements ViewerApi {
     onChange();
     await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
   }
+  async listPlatformRestores(namespace: string): Promise<ScalePlatformRestore[]> {
+    this.check("list", "scaleplatformrestores", namespace);
+    return [...this.restores.values()].filter((r) => r.metadata.namespace === namespace);
+  }
+  async createPlatformRestore(restore: KubeObject, dryRun: boolean): Promise<ScalePlatformRestore> {
+    const ns = restore.metadata.namespace ?? "";
+    this.check("create", "scaleplatformrestores", ns);
+    if (this.refuseRestore)
+      throw new ApiError(422, "Invalid", "invalid", {
+        message: "ScalePlatformRestore is invalid",
+        details: { causes: [this.refuseRestore] },
+      });
+    const name = restore.metadata.name ?? `${restore.metadata.generateName ?? ""}r${this.restores.size + 1}`;
+    const r = {
+      ...restore,
+      metadata: { ...restore.metadata, name, creationTimestamp: new Date().toISOString() },
+    } as ScalePlatformRestore;
+    this.calls.push(`create restore${dryRun ? " dry-run" : ""} ${ns}/${name} ${JSON.stringify(r.spec)}`);
+    if (!dryRun) this.restores.set(`${ns}/${name}`, r);
+    return r;
+  }
+  async watchPlatformRestores(namespace: string, onChange: () => void, signal: AbortSignal): Promise<void> {
+    this.check("watch", "scaleplatformrestores", namespace);
+    onChange();
+    await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+  }
+
   /** Stores a platform (as the operator's status write would) and tells the watchers. */
   setPlatform(p: ScalePlatform): void {
     this.platforms.set(`${p.metadata.namespace}/${p.metadata.name}`, p);

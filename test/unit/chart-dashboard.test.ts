@@ -5,8 +5,9 @@ import { parseAllDocuments } from "yaml";
 import { findHelm } from "../../hack/gen/crds.ts";
 
 // The chart's optional dashboard: off by default; when on, its own Deployment whose pods the
-// operator's selector never matches, and a ServiceAccount bound to nothing (viewers' tokens
-// carry every permission the dashboard uses).
+// operator's selector never matches, and a ServiceAccount that may only read ScheduledTasks for
+// the shared task list (viewers' tokens carry every other permission the dashboard uses), or
+// nothing at all without the shared cache.
 
 const chart = fileURLToPath(new URL("../../charts/cronscale", import.meta.url));
 const helm = findHelm();
@@ -33,9 +34,10 @@ describe.skipIf(!helm)("chart: dashboard", () => {
     expect(render([]).filter((o) => o.metadata.name.endsWith("-dashboard"))).toEqual([]);
   });
 
-  it("runs the image's dashboard entry with its own ServiceAccount and no RBAC", () => {
+  it("runs the image's dashboard entry with its own ServiceAccount and no RBAC without the shared cache", () => {
     const objs = render([
       "dashboard.enabled=true",
+      "dashboard.sharedTaskCache=false",
       "dashboard.namespaces={team-a,team-b}",
       "dashboard.replicas=2",
     ]);
@@ -45,6 +47,7 @@ describe.skipIf(!helm)("chart: dashboard", () => {
     const pod = dash?.spec.template.spec;
     expect(pod.containers[0].command).toEqual(["node", "dist/dashboard/main.js"]);
     expect(pod.containers[0].args).toContain("--namespaces=team-a,team-b");
+    expect(pod.containers[0].args).toContain("--no-task-cache");
     expect(pod.serviceAccountName).toBe("cs-cronscale-dashboard");
     expect(pod.containers[0].securityContext.readOnlyRootFilesystem).toBe(true);
     // Neither Deployment's selector matches the other's pods.
@@ -60,5 +63,29 @@ describe.skipIf(!helm)("chart: dashboard", () => {
       objs.find((o) => o.kind === "Service" && o.metadata.name === "cs-cronscale-dashboard")?.spec
         .sessionAffinity,
     ).toBe("ClientIP");
+  });
+
+  it("with the shared task cache, lets the ServiceAccount read ScheduledTasks only, in the offered namespaces", () => {
+    type Rbac = Obj & { metadata: { namespace?: string }; rules?: unknown[]; roleRef?: { name: string } };
+    const dashboardRbac = (objs: Obj[]) =>
+      (objs as Rbac[]).filter(
+        (o) => o.kind.includes("Role") && o.metadata.name.startsWith("cs-cronscale-dashboard"),
+      );
+    const scoped = dashboardRbac(render(["dashboard.enabled=true", "dashboard.namespaces={team-a,team-b}"]));
+    expect(scoped.map((o) => `${o.kind} ${o.metadata.namespace}`).sort()).toEqual([
+      "Role team-a",
+      "Role team-b",
+      "RoleBinding team-a",
+      "RoleBinding team-b",
+    ]);
+    for (const r of scoped.filter((o) => o.kind === "Role"))
+      expect(r.rules).toEqual([
+        { apiGroups: ["cronscale.io"], resources: ["scheduledtasks"], verbs: ["get", "list", "watch"] },
+      ]);
+    expect(scoped.find((o) => o.kind === "RoleBinding")?.subjects?.map((x) => x.name)).toEqual([
+      "cs-cronscale-dashboard",
+    ]);
+    const wide = dashboardRbac(render(["dashboard.enabled=true"]));
+    expect(wide.map((o) => o.kind).sort()).toEqual(["ClusterRole", "ClusterRoleBinding"]);
   });
 });

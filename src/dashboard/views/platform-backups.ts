@@ -2,15 +2,16 @@ import { CONDITION_BACKUP_HEALTHY, CONDITION_BACKUP_OFFSITE } from "../../api/v1
 import type { ScalePlatform } from "../../api/v1alpha1/scaleplatform.ts";
 import type { BackupRef } from "../../api/v1alpha1/scaleplatform-backup.ts";
 import type { ScalePlatformBackup } from "../../api/v1alpha1/scaleplatformbackup.ts";
+import { zoneOf } from "../restore-model.ts";
 import type { Session } from "../sessions.ts";
 import { html, type VNode } from "./html.ts";
 import { Csrf, PLATFORMS_PATH } from "./layout.ts";
 import { platformHref } from "./platforms.ts";
 import { Badge, Time } from "./tasks-list.ts";
 
-// The backups page of a platform (spec §4.3 Manual backup): what the operator reports in
+// The backups page of a platform (spec §4.3 Manual backup and Recovery): what the operator reports in
 // status.backup and the BackupHealthy/BackupOffsite conditions, the on-demand backups
-// (ScalePlatformBackup) with their progress, and Back up now. Nothing here is computed by the
+// (ScalePlatformBackup) with their progress, Back up now, and the Recovery section. Nothing here is computed by the
 // dashboard: every figure is the operator's.
 
 /** Base path of a platform's backup routes. */
@@ -18,8 +19,7 @@ export const backupsHref = (ns: string, name: string) =>
   `${PLATFORMS_PATH}/${encodeURIComponent(ns)}/${encodeURIComponent(name)}/backups`;
 
 /** The platform's timezone (backup schedules are evaluated in it). */
-export const platformZone = (p: ScalePlatform) =>
-  (p.spec as { localization?: { timezone?: string } }).localization?.timezone ?? "UTC";
+export const platformZone = zoneOf;
 
 /** Bytes as MiB/GiB with one decimal. */
 export function formatBytes(n: number | undefined): string {
@@ -99,6 +99,8 @@ export function BackupsPage(p: {
   flash?: string;
   problem?: string;
   eventsHref: string;
+  /** The Recovery section (views/platform-restore.ts). */
+  recovery: VNode;
 }): VNode {
   const x = p.platform;
   const { namespace = "", name = "" } = x.metadata;
@@ -142,10 +144,5 @@ export function BackupsPage(p: {
       <div id="manual-backups" aria-live="polite" data-sse=${p.eventsHref} data-sse-event="backups">
         <${ManualBackups} platform=${x} backups=${p.backups} session=${p.session} canCancel=${p.can.cancel} /></div>
     </section>
-    ${
-      /* RESTORE: the recovery form (pick a point from the recent backups or the window above, then
-         follow its progress) goes in this section once the platform API has a restore kind. */ ""
-    }
-    <section class="panel" id="restore" aria-labelledby="h-restore"><h2 id="h-restore">Recovery</h2>
-      <p class="muted">Restoring from a recovery point is not offered by the dashboard yet.</p></section>`;
+    ${p.recovery}`;
 }

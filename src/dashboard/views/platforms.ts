@@ -232,7 +232,7 @@ export function ProgressPage(p: {
     <section class="panel" aria-labelledby="h-webhooks"><h2 id="h-webhooks">Webhooks</h2>
       <${Webhooks} platform=${x} session=${p.session} canPatch=${p.can.patch} /></section>
     <section class="panel" aria-labelledby="h-backups"><h2 id="h-backups">Backups</h2>
-      <p>${x.status?.backup?.lastSuccessfulBackup ? html`Last backup finished ${x.status.backup.lastSuccessfulBackup.stopTime}. ` : x.spec.backup ? "No backup yet. " : "Not configured. "}<a href=${`${PLATFORMS_PATH}/${encodeURIComponent(x.metadata.namespace ?? "")}/${encodeURIComponent(x.metadata.name ?? "")}/backups`}>Backups and manual backup</a></p></section>
+      <p>${x.status?.backup?.lastSuccessfulBackup ? html`Last backup finished ${x.status.backup.lastSuccessfulBackup.stopTime}. ` : x.spec.backup ? "No backup yet. " : "Not configured. "}<a href=${`${PLATFORMS_PATH}/${encodeURIComponent(x.metadata.namespace ?? "")}/${encodeURIComponent(x.metadata.name ?? "")}/backups`}>Backups and recovery</a></p></section>
     <section class="panel" aria-labelledby="h-credentials"><h2 id="h-credentials">Admin credentials</h2>
       <${Credentials} platform=${x} session=${p.session} canReveal=${p.can.readSecrets} revealed=${p.revealed} /></section>
     <${ConfigurationGroups} platform=${x} />

@@ -1,0 +1,179 @@
+import type { FastifyInstance, FastifyReply } from "fastify";
+import type { ScalePlatform } from "../api/v1alpha1/scaleplatform.ts";
+import type { ScalePlatformRestore } from "../api/v1alpha1/scaleplatformrestore.ts";
+import { ApiError } from "../runtime/errors.ts";
+import { allowed } from "./access.ts";
+import {
+  type RestoreErrors,
+  type RestoreForm,
+  restoreFieldOf,
+  restoreFromForm,
+  restoresOf,
+  wallToInstant,
+  zoneOf,
+} from "./restore-model.ts";
+import type { Ctx } from "./server.ts";
+import type { Session } from "./sessions.ts";
+import { openEventStream } from "./sse.ts";
+import { apiErrorsByField } from "./task-model.ts";
+import { renderFragment, type VNode } from "./views/html.ts";
+import { PLATFORMS_PATH } from "./views/layout.ts";
+import { backupsHref } from "./views/platform-backups.ts";
+import { AtPreview, EMPTY_RESTORE_FORM, Recovery, RestoreList } from "./views/platform-restore.ts";
+
+// Recovery of a platform (the backups page's Recovery section): a ScalePlatformRestore created
+// as the viewer after the target is checked against the recoverable window (the operator's rule)
+// and a server-side dry run (the API server's schema and CEL rules), each message shown beside
+// its field; then the restores' progress over Server-Sent Events (a watch made as the viewer).
+
+type Params = { ns: string; name: string };
+const ROUTE = `${PLATFORMS_PATH}/:ns/:name/backups`;
+
+/** What the viewer typed and what was wrong with it. */
+export interface RestoreState {
+  form: RestoreForm;
+  errors: RestoreErrors;
+  general: string[];
+}
+export const NO_RESTORE_INPUT: RestoreState = {
+  form: EMPTY_RESTORE_FORM,
+  errors: { target: [], at: [] },
+  general: [],
+};
+
+/** The backups page (routes-backups.ts), re-rendered with the restore form's state. */
+type PageFn = (
+  reply: FastifyReply,
+  s: Session,
+  ns: string,
+  name: string,
+  problem?: string,
+  status?: number,
+  restore?: RestoreState,
+) => Promise<FastifyReply>;
+
+const viewer = (s: Session) => s.api as NonNullable<Session["api"]>;
+
+/** The platform's restores (undefined when the viewer may not list them) and whether the viewer may create one. */
+export async function recoveryData(s: Session, ns: string, name: string) {
+  const [restores, canRestore] = await Promise.all([
+    viewer(s)
+      .listPlatformRestores(ns)
+      .then(
+        (all): ScalePlatformRestore[] | undefined => restoresOf(all, name),
+        (err) => {
+          if (err instanceof ApiError && err.statusCode === 403) return undefined;
+          throw err;
+        },
+      ),
+    allowed(s, "create", "scaleplatformrestores", ns),
+  ]);
+  return { restores, canRestore };
+}
+
+export function recoverySection(
+  platform: ScalePlatform,
+  s: Session,
+  data: Awaited<ReturnType<typeof recoveryData>>,
+  state: RestoreState,
+): VNode {
+  const base = backupsHref(platform.metadata.namespace ?? "", platform.metadata.name ?? "");
+  return Recovery({
+    platform,
+    session: s,
+    ...data,
+    ...state,
+    action: `${base}/restore`,
+    atHref: `${base}/restore/at`,
+    eventsHref: `${base}/restores/events`,
+  });
+}
+
+export function registerRestoreRoutes(app: FastifyInstance, ctx: Ctx, page: PageFn): void {
+  app.post(`${ROUTE}/restore`, async (req, reply) => {
+    const s = req.session as Session;
+    const { ns, name } = req.params as Params;
+    const body = req.body as Record<string, unknown>;
+    const form: RestoreForm = { target: String(body.target ?? ""), at: String(body.at ?? "") };
+    const again = (errors: RestoreErrors, general: string[], status: number) =>
+      page(reply, s, ns, name, undefined, status, { form, errors, general });
+    try {
+      const platform = await viewer(s).getPlatform(ns, name);
+      const planned = restoreFromForm(form, platform, ctx.now());
+      if (planned.errors) return again(planned.errors, [], 422);
+      // The dry run first: a refusal changes nothing and its causes go beside their fields.
+      await viewer(s).createPlatformRestore(planned.restore, true);
+      const created = await viewer(s).createPlatformRestore(planned.restore, false);
+      const { backupLabel, targetTime } = created.spec;
+      const target = backupLabel
+        ? `backup ${backupLabel}`
+        : targetTime
+          ? `time ${targetTime}`
+          : "the latest state";
+      req.log.info(
+        { user: s.user?.username, namespace: ns, platform: name, restore: created.metadata.name, target },
+        "platform restore requested",
+      );
+      s.flash = `Restore ${created.metadata.name} requested (to ${target}).`;
+      return reply.redirect(`${backupsHref(ns, name)}#restore`, 303);
+    } catch (err) {
+      if (err instanceof ApiError && [400, 403, 404, 409, 422].includes(err.statusCode)) {
+        const { fields, general } = apiErrorsByField(err, restoreFieldOf);
+        return again({ target: fields.target ?? [], at: fields.at ?? [] }, general, err.statusCode);
+      }
+      return ctx.fail(reply, s, err);
+    }
+  });
+
+  // The point in time typed, read in the platform's zone (a partial; the script adds local time).
+  app.get(`${ROUTE}/restore/at`, async (req, reply) => {
+    const s = req.session as Session;
+    const { ns, name } = req.params as Params;
+    const at = String((req.query as { at?: string }).at ?? "");
+    try {
+      const zone = zoneOf(await viewer(s).getPlatform(ns, name));
+      const instant = at ? wallToInstant(at, zone) : undefined;
+      const error = at && !instant ? `Not a date and time in ${zone}.` : undefined;
+      return reply
+        .type("text/html; charset=utf-8")
+        .send(renderFragment(AtPreview({ iso: instant?.toISOString(), zone, error })));
+    } catch (err) {
+      return ctx.fail(reply, s, err);
+    }
+  });
+
+  // Server-Sent Events: the platform's restores, rendered, after each change in the namespace.
+  app.get(`${ROUTE}/restores/events`, async (req, reply) => {
+    const s = req.session as Session;
+    const { ns, name } = req.params as Params;
+    const stream = openEventStream(req, reply);
+    let timer: NodeJS.Timeout | undefined;
+    const render = async () => {
+      timer = undefined;
+      try {
+        const [platform, { restores }] = await Promise.all([
+          viewer(s).getPlatform(ns, name),
+          recoveryData(s, ns, name),
+        ]);
+        if (!stream.signal.aborted)
+          stream.send("restores", renderFragment(RestoreList({ restores, zone: zoneOf(platform) })));
+      } catch (err) {
+        stream.send("error", err instanceof ApiError ? `${err.statusCode}` : "error");
+      }
+    };
+    try {
+      await viewer(s).watchPlatformRestores(
+        ns,
+        () => {
+          timer ??= setTimeout(render, 200);
+        },
+        stream.signal,
+      );
+    } catch (err) {
+      stream.send("error", err instanceof ApiError ? `${err.statusCode}` : "error");
+    } finally {
+      clearTimeout(timer);
+      stream.end();
+    }
+  });
+}

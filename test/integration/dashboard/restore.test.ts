@@ -1,0 +1,226 @@
+import type { FastifyInstance } from "fastify";
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ScalePlatform } from "../../../src/api/v1alpha1/scaleplatform.ts";
+import type { ScalePlatformRestore } from "../../../src/api/v1alpha1/scaleplatformrestore.ts";
+import { KubeViewerApi } from "../../../src/dashboard/kube.ts";
+import { createDashboard } from "../../../src/dashboard/server.ts";
+import { silentLogger } from "../../../src/log.ts";
+import {
+  launchChromium,
+  newContext,
+  screenshots,
+  seriousA11yViolations,
+  type TestBrowser,
+} from "../../support/browser.ts";
+import { kubeConfig, kubectl, useNamespace, waitFor } from "../../support/cluster.ts";
+import { addonEnv, skipReason } from "../addons/support.ts";
+import { applyPlatform, getPlatform } from "../scaleplatform/helpers.ts";
+import { usePlatformOperator } from "../scaleplatform/operator.ts";
+import { phoneOverflow, waitForRbac } from "./helpers.ts";
+
+// The Recovery section in Chromium against the real platform: the operator (in this process)
+// runs PostgreSQL with pgBackRest into the S3 add-on, and the first backup lands. A viewer who
+// may create restores picks the recovery point from the list, is told beside the field when a
+// point in time lies outside the window, restores to the backup, and follows the restore live
+// to Succeeded with its measured downtime. A viewer who may only read sees no form, and a forged
+// post gets the API server's 403.
+
+const reason = await skipReason("dns", "storage", "s3", "ingress");
+const NAME = "undo";
+const ZONE = "America/New_York";
+const PAGE = (ns: string) => `/dashboard/compute/platforms/scale/${ns}/${NAME}/backups`;
+
+const RBAC = (n: string) => `
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: restorer, namespace: ${n}}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: auditor, namespace: ${n}}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: restorer, namespace: ${n}}
+rules:
+  - {apiGroups: [cronscale.io], resources: [scaleplatforms, scaleplatformbackups], verbs: [get, list, watch]}
+  - {apiGroups: [cronscale.io], resources: [scaleplatformrestores], verbs: [get, list, watch, create]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: auditor, namespace: ${n}}
+rules:
+  - {apiGroups: [cronscale.io], resources: [scaleplatforms, scaleplatformbackups, scaleplatformrestores], verbs: [get, list, watch]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: restorer, namespace: ${n}}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: restorer}
+subjects: [{kind: ServiceAccount, name: restorer, namespace: ${n}}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: auditor, namespace: ${n}}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: auditor}
+subjects: [{kind: ServiceAccount, name: auditor, namespace: ${n}}]
+`;
+
+describe.skipIf(reason)("platform recovery in Chromium against the real operator", () => {
+  const ns = useNamespace("dash-rs", { "pod-security.kubernetes.io/enforce": "restricted" });
+  usePlatformOperator(ns);
+  let app: FastifyInstance;
+  let base = "";
+  let chromium: TestBrowser;
+  const tokens = { restorer: "", auditor: "" };
+  let platform: ScalePlatform;
+
+  beforeAll(async () => {
+    const s3 = addonEnv("s3.env") ?? {};
+    await kubectl(
+      [
+        "create",
+        "secret",
+        "generic",
+        "s3",
+        `--from-literal=accessKeyId=${s3.S3_ACCESS_KEY}`,
+        `--from-literal=secretAccessKey=${s3.S3_SECRET_KEY}`,
+      ],
+      { namespace: ns.name },
+    );
+    const applied = await applyPlatform(ns.name, NAME, {
+      plan: "Standard",
+      domains: { platform: `${NAME}.platform.test` },
+      localization: { timezone: ZONE },
+      backup: {
+        repository: {
+          s3: {
+            endpoint: `${s3.S3_SERVICE_HOST}:443`,
+            bucket: s3.S3_BUCKET,
+            region: s3.S3_REGION,
+            credentialsSecretRef: { name: "s3" },
+            caRef: { configMapName: "kube-root-ca.crt" },
+          },
+        },
+      },
+    });
+    expect(applied.code, applied.stderr).toBe(0);
+    await kubectl(["apply", "-f", "-"], { input: RBAC(ns.name) });
+    // Meanwhile: the dashboard, the browser, the viewers' tokens.
+    const kc = kubeConfig();
+    app = await createDashboard({
+      log: silentLogger(),
+      namespaces: [ns.name],
+      viewerApi: (t) => new KubeViewerApi(kc, t),
+    });
+    base = (await app.listen({ host: "127.0.0.1", port: 0 })).replace("127.0.0.1", "localhost");
+    chromium = await launchChromium();
+    await waitForRbac(ns.name, "restorer", [["create", "scaleplatformrestores.cronscale.io"]]);
+    await waitForRbac(ns.name, "auditor", [["list", "scaleplatformrestores.cronscale.io"]]);
+    for (const who of ["restorer", "auditor"] as const)
+      tokens[who] = (
+        await kubectl(["create", "token", who, "--duration=1h"], { namespace: ns.name })
+      ).stdout.trim();
+    platform = await waitFor(
+      async () => {
+        const cur = await getPlatform(ns.name, NAME);
+        const c = cur.status?.conditions?.find((x) => x.type === "BackupHealthy");
+        return c?.status === "True" && cur.status?.backup?.recentBackups?.length ? cur : undefined;
+      },
+      { timeoutMs: 240_000, intervalMs: 1000, what: "the first backup" },
+    );
+  }, 300_000);
+
+  afterAll(async () => {
+    await chromium?.close();
+    await app?.close();
+  });
+
+  async function signIn(who: keyof typeof tokens): Promise<Page> {
+    const page = await (await newContext(chromium.browser)).newPage();
+    await page.goto(`${base}${PAGE(ns.name)}`);
+    await page.getByLabel("Token").fill(tokens[who]);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL(`**${PAGE(ns.name)}`);
+    return page;
+  }
+
+  const restores = async () =>
+    JSON.parse((await kubectl(["get", "splrs", "-o", "json"], { namespace: ns.name })).stdout)
+      .items as ScalePlatformRestore[];
+
+  it("picks a recovery point, refuses a time outside the window beside the field, restores and follows it live", async () => {
+    const label = platform.status?.backup?.recentBackups?.[0]?.label ?? "";
+    const page = await signIn("restorer");
+    expect(await page.locator("#restore").getByText(`Point in time (${ZONE})`).count()).toBe(1);
+    expect(await page.locator(`[data-recovery-point="${label}"]`).count()).toBe(1);
+
+    // A point in time before the first backup: the window's message beside the field, nothing created.
+    await page.getByLabel("A point in time").check();
+    await page.getByLabel(`Point in time (${ZONE})`).fill("2020-01-01T00:00");
+    // The wall time read in the platform's zone (EST, UTC-5), with the viewer's local time added.
+    await expect
+      .poll(() => page.locator("#restore-at-hint time").getAttribute("datetime"), { timeout: 15_000 })
+      .toBe("2020-01-01T05:00:00.000Z");
+    expect(await page.locator("#restore-at-hint").textContent()).toContain("your time:");
+    await Promise.all([page.waitForNavigation(), page.getByRole("button", { name: "Restore" }).click()]);
+    expect(await page.locator("#restore").textContent()).toContain(
+      "spec.targetTime 2020-01-01T05:00:00Z is outside the recoverable window",
+    );
+    expect(await page.locator("#restore-at-error").count()).toBe(1);
+    expect(await page.getByLabel(`Point in time (${ZONE})`).getAttribute("aria-invalid")).toBe("true");
+    expect(await restores()).toEqual([]);
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    await screenshots(page, "platform-restore-refused");
+
+    // Restore to the backup picked from the list, then follow it without reloading.
+    await page.locator(`[data-recovery-point="${label}"] input`).check();
+    await page.getByRole("button", { name: "Restore" }).click();
+    await expect
+      .poll(() => page.getByRole("status").textContent(), { timeout: 15_000 })
+      .toContain(`(to backup ${label})`);
+    const [created] = await restores();
+    expect(created?.spec).toMatchObject({ platformName: NAME, backupLabel: label });
+    const row = page.locator(`[data-restore="${created?.metadata.name}"]`);
+    await expect
+      .poll(() => row.getAttribute("data-phase"), { timeout: 150_000, interval: 500 })
+      .toMatch(/Restoring|CuttingOver|Succeeded/);
+    const seen = new Set<string>();
+    await expect
+      .poll(
+        async () => {
+          const phase = (await row.getAttribute("data-phase")) ?? "";
+          seen.add(phase);
+          return phase;
+        },
+        { timeout: 180_000, interval: 250 },
+      )
+      .toMatch(/Succeeded|Failed/);
+    expect(await row.getAttribute("data-phase"), (await row.textContent()) ?? "").toBe("Succeeded");
+    const done = (await restores()).find((r) => r.metadata.name === created?.metadata.name);
+    const downtime = done?.status?.downtimeSeconds ?? -1;
+    expect(downtime).toBeGreaterThan(0);
+    expect(await row.locator("[data-downtime]").textContent()).toBe(`${downtime.toFixed(1)} s`);
+    console.log(`dashboard restore: phases seen live ${[...seen].join(" → ")}, downtime ${downtime}s`);
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    expect(await phoneOverflow(page)).toBe(0);
+    await screenshots(page, "platform-restore");
+    await page.context().close();
+  }, 400_000);
+
+  it("a viewer who may only read sees the restores but no form; a forged post gets the API server's 403", async () => {
+    const page = await signIn("auditor");
+    expect(await page.locator("#restore-form").count()).toBe(0);
+    expect(await page.locator("#restores [data-restore]").count()).toBe(1);
+    const csrf = await page.locator('input[name="_csrf"]').first().inputValue();
+    const forged = await page.request.post(`${base}${PAGE(ns.name)}/restore`, {
+      headers: { origin: base },
+      form: { _csrf: csrf, target: "latest" },
+    });
+    expect(forged.status()).toBe(403);
+    expect(await forged.text()).toContain("forbidden");
+    expect((await restores()).length).toBe(1);
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    await page.context().close();
+  });
+});
