@@ -28,7 +28,15 @@ const MIGRATIONS: Record<string, Migration> = {
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
 
 export function createDb(url: string, poolSize = 10): { db: DB; pool: pg.Pool } {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  // Two connections stay open and the rest linger a minute: every new connection resolves the
+  // database's Service name again, and a burst after a quiet spell used to meet a slow cluster DNS
+  // (EAI_AGAIN) and answer 500 where an open connection would have served.
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    min: Math.min(2, poolSize),
+    idleTimeoutMillis: 60_000,
+  });
   // An idle connection closed by the server (restart, failover) is dropped by the pool; without a
   // listener the 'error' event would end the process. The next query opens a new connection.
   pool.on("error", () => {});
