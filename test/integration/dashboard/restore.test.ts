@@ -14,8 +14,8 @@ import {
   type TestBrowser,
 } from "../../support/browser.ts";
 import { kubeConfig, kubectl, useNamespace, waitFor } from "../../support/cluster.ts";
-import { addonEnv, skipReason } from "../addons/support.ts";
-import { applyPlatform, getPlatform } from "../scaleplatform/helpers.ts";
+import { skipReason } from "../addons/support.ts";
+import { applyPlatform, createS3Secret, getPlatform, s3Repository } from "../scaleplatform/helpers.ts";
 import { usePlatformOperator } from "../scaleplatform/operator.ts";
 import { phoneOverflow, waitForRbac } from "./helpers.ts";
 
@@ -76,32 +76,13 @@ describe.skipIf(reason)("platform recovery in Chromium against the real operator
   let platform: ScalePlatform;
 
   beforeAll(async () => {
-    const s3 = addonEnv("s3.env") ?? {};
-    await kubectl(
-      [
-        "create",
-        "secret",
-        "generic",
-        "s3",
-        `--from-literal=accessKeyId=${s3.S3_ACCESS_KEY}`,
-        `--from-literal=secretAccessKey=${s3.S3_SECRET_KEY}`,
-      ],
-      { namespace: ns.name },
-    );
+    await createS3Secret(ns.name);
     const applied = await applyPlatform(ns.name, NAME, {
       plan: "Standard",
       domains: { platform: `${NAME}.platform.test` },
       localization: { timezone: ZONE },
       backup: {
-        repository: {
-          s3: {
-            endpoint: `${s3.S3_SERVICE_HOST}:443`,
-            bucket: s3.S3_BUCKET,
-            region: s3.S3_REGION,
-            credentialsSecretRef: { name: "s3" },
-            caRef: { configMapName: "kube-root-ca.crt" },
-          },
-        },
+        repository: s3Repository(),
       },
     });
     expect(applied.code, applied.stderr).toBe(0);

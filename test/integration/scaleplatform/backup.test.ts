@@ -1,11 +1,18 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { ScalePlatform } from "../../../src/api/v1alpha1/scaleplatform.ts";
 import type { ScalePlatformBackup } from "../../../src/api/v1alpha1/scaleplatformbackup.ts";
 import { kubectl, useNamespace, waitFor } from "../../support/cluster.ts";
 import { addonEnv, skipReason } from "../addons/support.ts";
-import { applyPlatform, getObj, getPlatform, psql } from "./helpers.ts";
+import {
+  applyPlatform,
+  createS3Secret,
+  getObj,
+  getPlatform,
+  psql,
+  s3Repository,
+  waitBackupHealthy,
+} from "./helpers.ts";
 import { usePlatformOperator } from "./operator.ts";
 
 // Backups on the real cluster: real PostgreSQL with pgBackRest, the s3 add-on's versitygw over
@@ -53,17 +60,6 @@ function waitRequest(ns: string, name: string, phase: "Succeeded" | "Failed"): P
   );
 }
 
-function waitBackupHealthy(ns: string, status: "True" | "False", reason?: string): Promise<ScalePlatform> {
-  return waitFor(
-    async () => {
-      const p = await getPlatform(ns, NAME);
-      const c = p.status?.conditions?.find((x) => x.type === "BackupHealthy");
-      return c?.status === status && (!reason || c.reason === reason) ? p : undefined;
-    },
-    { timeoutMs: 150_000, intervalMs: 1000, what: `BackupHealthy=${status} ${reason ?? ""}` },
-  );
-}
-
 describe.skipIf(reason)("ScalePlatform backups (pgBackRest to S3 over TLS)", () => {
   const ns = useNamespace("splbk", { "pod-security.kubernetes.io/enforce": "restricted" });
   usePlatformOperator(ns);
@@ -72,38 +68,20 @@ describe.skipIf(reason)("ScalePlatform backups (pgBackRest to S3 over TLS)", () 
     plan: "Standard",
     domains: { platform: "vault.platform.test" },
     backup: {
-      repository: {
-        s3: {
-          endpoint: `${s3.S3_SERVICE_HOST}:443`,
-          bucket: s3.S3_BUCKET,
-          region: s3.S3_REGION,
-          credentialsSecretRef: { name: credentials },
-          caRef: { configMapName: "kube-root-ca.crt" },
-        },
-      },
+      repository: s3Repository(credentials),
     },
   });
-  const secret = (name: string, secretKey: string) =>
-    kubectl(
-      [
-        "create",
-        "secret",
-        "generic",
-        name,
-        `--from-literal=accessKeyId=${s3.S3_ACCESS_KEY}`,
-        `--from-literal=secretAccessKey=${secretKey}`,
-      ],
-      {
-        namespace: ns.name,
-      },
-    );
 
   it("the first full backup runs by itself and lands, encrypted, in the bucket", async () => {
-    await secret("s3-good", s3.S3_SECRET_KEY ?? "");
-    await secret("s3-bad", "not-the-secret-key");
+    await createS3Secret(ns.name, "s3-good");
+    await createS3Secret(ns.name, "s3-bad", "not-the-secret-key");
     const r = await applyPlatform(ns.name, NAME, spec("s3-good"));
     expect(r.code, r.stderr).toBe(0);
-    const p = await waitBackupHealthy(ns.name, "True", "BackupsCurrent");
+    const p = await waitBackupHealthy(ns.name, NAME, {
+      status: "True",
+      reason: "BackupsCurrent",
+      timeoutMs: 150_000,
+    });
     const b = p.status?.backup;
     expect(b?.lastSuccessfulBackup?.type).toBe("full");
     expect(b?.recentBackups?.length).toBeGreaterThanOrEqual(1);
@@ -169,7 +147,11 @@ describe.skipIf(reason)("ScalePlatform backups (pgBackRest to S3 over TLS)", () 
     await applyRequest(ns.name, "bad-incr", "incr");
     const failed = await waitRequest(ns.name, "bad-incr", "Failed");
     expect(failed.status?.message).toMatch(/403|InvalidAccessKeyId|SignatureDoesNotMatch|AccessDenied/);
-    const p = await waitBackupHealthy(ns.name, "False", "RepositoryUnreachable");
+    const p = await waitBackupHealthy(ns.name, NAME, {
+      status: "False",
+      reason: "RepositoryUnreachable",
+      timeoutMs: 150_000,
+    });
     expect(p.status?.backup?.lastFailedBackup?.job).toBe("bad-incr-bk");
     const events = await kubectl(
       [
@@ -197,6 +179,6 @@ describe.skipIf(reason)("ScalePlatform backups (pgBackRest to S3 over TLS)", () 
     );
     await applyRequest(ns.name, "fixed-incr", "incr");
     await waitRequest(ns.name, "fixed-incr", "Succeeded");
-    await waitBackupHealthy(ns.name, "True", "BackupsCurrent");
+    await waitBackupHealthy(ns.name, NAME, { status: "True", reason: "BackupsCurrent", timeoutMs: 150_000 });
   }, 360_000);
 });

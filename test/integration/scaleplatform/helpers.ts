@@ -1,6 +1,7 @@
 import type { ScalePlatform } from "../../../src/api/v1alpha1/scaleplatform.ts";
 import type { KubeObject } from "../../../src/runtime/types.ts";
 import { kubectl, waitFor } from "../../support/cluster.ts";
+import { addonEnv } from "../addons/support.ts";
 
 // Small readers over kubectl for the platform tests.
 
@@ -83,4 +84,55 @@ export async function apiKey(ns: string, platform: string): Promise<string> {
     namespace: ns,
   });
   return Buffer.from(r.stdout, "base64").toString("utf8");
+}
+
+/** `spec.backup.repository` for the s3 add-on (versitygw over TLS, the cluster CA), credentials from `secret`. */
+export function s3Repository(secret = "s3") {
+  const s3 = addonEnv("s3.env") ?? {};
+  return {
+    s3: {
+      endpoint: `${s3.S3_SERVICE_HOST}:443`,
+      bucket: s3.S3_BUCKET,
+      region: s3.S3_REGION,
+      credentialsSecretRef: { name: secret },
+      caRef: { configMapName: "kube-root-ca.crt" },
+    },
+  };
+}
+
+/** The credentials Secret `s3Repository` names: the add-on's keys, or another secret key (to make it fail). */
+export function createS3Secret(ns: string, name = "s3", secretKey?: string) {
+  const s3 = addonEnv("s3.env") ?? {};
+  return kubectl(
+    [
+      "create",
+      "secret",
+      "generic",
+      name,
+      `--from-literal=accessKeyId=${s3.S3_ACCESS_KEY}`,
+      `--from-literal=secretAccessKey=${secretKey ?? s3.S3_SECRET_KEY}`,
+    ],
+    { namespace: ns },
+  );
+}
+
+/** Waits for the platform's BackupHealthy condition (and reason, when given); returns the platform. */
+export function waitBackupHealthy(
+  ns: string,
+  name: string,
+  opts: { status?: "True" | "False"; reason?: string; timeoutMs: number; intervalMs?: number },
+): Promise<ScalePlatform> {
+  const status = opts.status ?? "True";
+  return waitFor(
+    async () => {
+      const p = await getPlatform(ns, name);
+      const c = p.status?.conditions?.find((x) => x.type === "BackupHealthy");
+      return c?.status === status && (!opts.reason || c.reason === opts.reason) ? p : undefined;
+    },
+    {
+      timeoutMs: opts.timeoutMs,
+      intervalMs: opts.intervalMs ?? 1000,
+      what: `BackupHealthy=${status} ${opts.reason ?? ""}`,
+    },
+  );
 }

@@ -10,8 +10,8 @@ import { appendFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { PLAN_TABLE } from "../../../src/api/plans.ts";
 import { kubectl, useNamespace, waitFor } from "../../support/cluster.ts";
-import { addonEnv, skipReason } from "../addons/support.ts";
-import { applyPlatform, getObj, getPlatform } from "./helpers.ts";
+import { skipReason } from "../addons/support.ts";
+import { applyPlatform, createS3Secret, getObj, s3Repository, waitBackupHealthy } from "./helpers.ts";
 import { usePlatformOperator } from "./operator.ts";
 
 const reason = process.env.CRONSCALE_BENCH === "1" ? await skipReason("dns", "storage", "s3") : "a benchmark";
@@ -20,7 +20,6 @@ const WAL_SECONDS = Number(process.env.BENCH_WAL_SECONDS ?? 60);
 const RTO_SECONDS = 4 * 3600;
 const NAME = "bench";
 const DB = `${NAME}-db-0`;
-const s3 = addonEnv("s3.env") ?? {};
 const MB = 1e6;
 
 type Status = { status?: Record<string, string | number> };
@@ -61,40 +60,16 @@ describe.skipIf(reason)("restore benchmark: a ~1 GB pgbench database", () => {
     const ns = nsRef.name;
     const t0 = Date.now();
     const log = (m: string) => process.stderr.write(`bench: ${Math.round((Date.now() - t0) / 1000)}s ${m}\n`);
-    await kubectl(
-      [
-        "create",
-        "secret",
-        "generic",
-        "s3",
-        `--from-literal=accessKeyId=${s3.S3_ACCESS_KEY}`,
-        `--from-literal=secretAccessKey=${s3.S3_SECRET_KEY}`,
-      ],
-      { namespace: ns },
-    );
+    await createS3Secret(ns);
     const r = await applyPlatform(ns, NAME, {
       plan: "Standard",
       domains: { platform: "bench.platform.test" },
       backup: {
-        repository: {
-          s3: {
-            endpoint: `${s3.S3_SERVICE_HOST}:443`,
-            bucket: s3.S3_BUCKET,
-            region: s3.S3_REGION,
-            credentialsSecretRef: { name: "s3" },
-            caRef: { configMapName: "kube-root-ca.crt" },
-          },
-        },
+        repository: s3Repository(),
       },
     });
     if (r.code !== 0) throw new Error(r.stderr);
-    await waitFor(
-      async () =>
-        (await getPlatform(ns, NAME)).status?.conditions?.some(
-          (c) => c.type === "BackupHealthy" && c.status === "True",
-        ),
-      { timeoutMs: 900_000, intervalMs: 2000, what: "the first backup" },
-    );
+    await waitBackupHealthy(ns, NAME, { timeoutMs: 900_000, intervalMs: 2000 });
     log(`platform up; pgbench -i -s ${SCALE}`);
     const initStart = Date.now();
     await inDb(ns, `pgbench -i -q -s ${SCALE} -I dtgvp`);

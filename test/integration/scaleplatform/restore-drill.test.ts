@@ -6,15 +6,14 @@
 // figures as JSON.
 import { describe, expect, it } from "vitest";
 import { kubectl, useNamespace, waitFor } from "../../support/cluster.ts";
-import { addonEnv, skipReason } from "../addons/support.ts";
-import { applyPlatform, getObj, getPlatform, psql } from "./helpers.ts";
+import { skipReason } from "../addons/support.ts";
+import { applyPlatform, createS3Secret, getObj, psql, s3Repository, waitBackupHealthy } from "./helpers.ts";
 import { usePlatformOperator } from "./operator.ts";
 
 const reason = process.env.CRONSCALE_DRILL === "1" ? await skipReason("dns", "storage", "s3") : "a benchmark";
 const WRITE_SECONDS = Number(process.env.DRILL_WRITE_SECONDS ?? 90);
 const NAME = "drill";
 const DB = `${NAME}-db-0`;
-const s3 = addonEnv("s3.env") ?? {};
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe.skipIf(reason)("restore drill: RPO with the database pod and volume deleted", () => {
@@ -22,40 +21,16 @@ describe.skipIf(reason)("restore drill: RPO with the database pod and volume del
   usePlatformOperator(nsRef);
   it("restores to latest and measures the RPO", async () => {
     const ns = nsRef.name;
-    await kubectl(
-      [
-        "create",
-        "secret",
-        "generic",
-        "s3",
-        `--from-literal=accessKeyId=${s3.S3_ACCESS_KEY}`,
-        `--from-literal=secretAccessKey=${s3.S3_SECRET_KEY}`,
-      ],
-      { namespace: ns },
-    );
+    await createS3Secret(ns);
     const r = await applyPlatform(ns, NAME, {
       plan: "Standard",
       domains: { platform: "drill.platform.test" },
       backup: {
-        repository: {
-          s3: {
-            endpoint: `${s3.S3_SERVICE_HOST}:443`,
-            bucket: s3.S3_BUCKET,
-            region: s3.S3_REGION,
-            credentialsSecretRef: { name: "s3" },
-            caRef: { configMapName: "kube-root-ca.crt" },
-          },
-        },
+        repository: s3Repository(),
       },
     });
     if (r.code !== 0) throw new Error(r.stderr);
-    await waitFor(
-      async () =>
-        (await getPlatform(ns, NAME)).status?.conditions?.some(
-          (c) => c.type === "BackupHealthy" && c.status === "True",
-        ),
-      { timeoutMs: 300_000, intervalMs: 1000, what: "the first backup" },
-    );
+    await waitBackupHealthy(ns, NAME, { timeoutMs: 300_000, intervalMs: 1000 });
     await psql(ns, DB, "create table probe(at timestamptz not null)");
     // The writer runs in the database pod and dies with it.
     const loop = `while :; do PGPASSWORD="$POSTGRES_PASSWORD" psql -h 127.0.0.1 -U "$POSTGRES_USER" -d "$POSTGRES_DB" -qAtc "insert into probe values (clock_timestamp())"; sleep 1; done`;

@@ -2,8 +2,16 @@ import { describe, expect, it } from "vitest";
 import type { ScalePlatform } from "../../../src/api/v1alpha1/scaleplatform.ts";
 import type { ScalePlatformRestore } from "../../../src/api/v1alpha1/scaleplatformrestore.ts";
 import { kubectl, useNamespace, waitFor } from "../../support/cluster.ts";
-import { addonEnv, skipReason } from "../addons/support.ts";
-import { applyPlatform, getObj, getPlatform, psql } from "./helpers.ts";
+import { skipReason } from "../addons/support.ts";
+import {
+  applyPlatform,
+  createS3Secret,
+  getObj,
+  getPlatform,
+  psql,
+  s3Repository,
+  waitBackupHealthy,
+} from "./helpers.ts";
 import { usePlatformOperator, viaIngress } from "./operator.ts";
 
 // Restores on the real cluster (real PostgreSQL with pgBackRest, versitygw over TLS): a target
@@ -61,45 +69,19 @@ async function tags(ns: string): Promise<string> {
 describe.skipIf(reason)("ScalePlatformRestore (pgBackRest PITR into a new volume)", () => {
   const ns = useNamespace("splrs", { "pod-security.kubernetes.io/enforce": "restricted" });
   usePlatformOperator(ns);
-  const s3 = addonEnv("s3.env") ?? {};
   const spec = {
     plan: "Standard",
     domains: { platform: HOST },
     backup: {
-      repository: {
-        s3: {
-          endpoint: `${s3.S3_SERVICE_HOST}:443`,
-          bucket: s3.S3_BUCKET,
-          region: s3.S3_REGION,
-          credentialsSecretRef: { name: "s3" },
-          caRef: { configMapName: "kube-root-ca.crt" },
-        },
-      },
+      repository: s3Repository(),
     },
   };
   let firstBackup = "";
 
   it("a target outside the recoverable window is refused with the window in the message", async () => {
-    await kubectl(
-      [
-        "create",
-        "secret",
-        "generic",
-        "s3",
-        `--from-literal=accessKeyId=${s3.S3_ACCESS_KEY}`,
-        `--from-literal=secretAccessKey=${s3.S3_SECRET_KEY}`,
-      ],
-      { namespace: ns.name },
-    );
+    await createS3Secret(ns.name);
     expect((await applyPlatform(ns.name, NAME, spec)).code).toBe(0);
-    const p = await waitFor(
-      async () => {
-        const cur = await getPlatform(ns.name, NAME);
-        const c = cur.status?.conditions?.find((x) => x.type === "BackupHealthy");
-        return c?.status === "True" ? cur : undefined;
-      },
-      { timeoutMs: 480_000, intervalMs: 1000, what: "the first backup" },
-    );
+    const p = await waitBackupHealthy(ns.name, NAME, { timeoutMs: 480_000 });
     firstBackup = p.status?.backup?.lastSuccessfulBackup?.label ?? "";
     await psql(
       ns.name,
