@@ -25,7 +25,7 @@ describe("customer accounts", () => {
       password: "short",
       next: "/account",
     });
-    expect(text(weak.html)).toContain("at least 10 characters");
+    expect(text(weak.html)).toContain("Wählen Sie ein Passwort mit mindestens 10 Zeichen.");
     const reg = await c.post("/account/register", {
       name: "Ada",
       email: "ada@example.test",
@@ -34,8 +34,8 @@ describe("customer accounts", () => {
     });
     expect(reg.location).toBe("/account");
     const acct = await c.get("/account");
-    expect(text(acct.html)).toContain("Signed in as Ada");
-    expect(text(acct.html)).toContain("No orders yet.");
+    expect(text(acct.html)).toContain("Angemeldet als Ada");
+    expect(text(acct.html)).toContain("Noch keine Bestellungen.");
     await c.post("/account/sign-out", {});
     expect((await c.get("/account")).location).toBe("/account/sign-in?next=/account");
     await c.get("/account/sign-in");
@@ -58,7 +58,7 @@ describe("customer accounts", () => {
     const variantId = prod.html.match(/name="variantId" value="([^"]+)"/)?.[1] ?? "";
     await c.post("/cart/add", { variantId, quantity: "3" });
     const co = await c.get("/checkout");
-    expect(text(co.html)).toContain("Ordering as Ada");
+    expect(text(co.html)).toContain("Sie bestellen als Ada");
     const done = await c.post("/checkout", {
       country: "AT",
       line1: "Ring 1",
@@ -70,7 +70,7 @@ describe("customer accounts", () => {
     expect(done.status).toBe(303);
     const hist = text((await c.get("/account")).html);
     expect(hist).toMatch(/\d\d\.\d\d\.\d{4}/); // the configured date format
-    expect(hist).toContain("paid");
+    expect(hist).toContain("bezahlt"); // the status in the catalog's words
     expect(hist).toContain("18,40 €");
     // A guest cannot order as a registered customer, nor register a known email.
     const g = new StoreClient(base);
@@ -87,7 +87,7 @@ describe("customer accounts", () => {
       shippingMethod: "standard",
       gateway: "card",
     });
-    expect(text(as.html)).toContain("sign in to order with it");
+    expect(text(as.html)).toContain("Melden Sie sich an, um damit zu bestellen.");
     // A customer known from an earlier guest order (here: created through the API).
     await svc.call("/api/v1/customers", { method: "POST", json: { email: "eve@example.test", name: "Eve" } });
     await g.get("/account/register");
@@ -97,7 +97,7 @@ describe("customer accounts", () => {
       password: "0123456789ab",
       next: "/account",
     });
-    expect(text(dup.html)).toContain("already known");
+    expect(text(dup.html)).toContain("ist dem Shop bereits bekannt");
     const customers = await body(await svc.call("/api/v1/customers?email=ada@example.test"));
     expect(customers.data).toHaveLength(1);
     // Password guessing is bounded per email and minute: of 11 quick guesses at least one is
@@ -112,6 +112,6 @@ describe("customer accounts", () => {
     expect(pages.every((p) => p.status === 401 || p.status === 429)).toBe(true);
     const limited = pages.find((p) => p.status === 429);
     expect(limited?.headers.get("retry-after")).toMatch(/^\d+$/);
-    expect(text(limited?.html ?? "")).toContain("Too many sign-in attempts");
+    expect(text(limited?.html ?? "")).toMatch(/Zu viele Anmeldeversuche .* in \d+ Sekunden? erneut/);
   });
 });

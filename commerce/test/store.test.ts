@@ -29,6 +29,13 @@ describe("store pages", () => {
     expect(t).toContain("+49 30 1234567");
     expect(t).toContain("Hauptstr. 1, 10115 Berlin, Deutschland");
     expect(t).toContain("12,50 €"); // German number format, euro
+    // The texts come from the German catalog (defaultLanguage "de").
+    expect(p.html).toContain("<title>Kaffee Haus</title>");
+    expect(t).toContain("Zum Inhalt springen");
+    expect(t).toContain("Alle Produkte ansehen");
+    expect(t).toContain("E-Mail: hallo@kaffee.test");
+    expect(p.html).toContain('placeholder="Produkte suchen"');
+    expect(t).not.toMatch(/Skip to content|Shop all products|Sign in/);
     const csp = p.headers.get("content-security-policy") ?? "";
     expect(csp).toContain("script-src 'none'");
     expect(csp).toContain("frame-ancestors 'none'");
@@ -53,7 +60,9 @@ describe("store pages", () => {
     expect(t).toContain("Red Mug");
     expect(t).not.toContain("Green Tea");
     expect(text((await c.get("/products?q=gre%20te")).html)).toContain("Green Tea"); // word prefixes
-    expect(text((await c.get("/products?q=nothing-like-it")).html)).toContain("No products match");
+    expect(text((await c.get("/products?q=nothing-like-it")).html)).toContain(
+      "Keine Produkte passen zu Ihrer Suche.",
+    );
     const p1 = await c.get("/products");
     expect((p1.html.match(/class="card"/g) ?? []).length).toBe(24);
     expect(p1.html).not.toContain('rel="prev"');
@@ -85,10 +94,10 @@ describe("store pages", () => {
     const p = await c.get(`/products/${ids["Blue Mug"]}`);
     const t = text(p.html);
     expect(t).toContain("MUG-BLUE-S");
-    expect(t).toContain("Only 3 left");
-    expect(t).toContain("inkl. 19 % tax".replace("inkl.", "incl."));
+    expect(t).toContain("Nur noch 3 verfügbar");
+    expect(t).toContain("Preise inkl. 19 % MwSt.");
     const red = await c.get(`/products/${ids["Red Mug"]}`);
-    expect(text(red.html)).toContain("Out of stock");
+    expect(text(red.html)).toContain("Ausverkauft");
     expect(red.html).toMatch(/<input[^>]*disabled[^>]*>|<button[^>]*disabled/);
     expect((await c.get("/products/prd_nope")).status).toBe(404);
   });
@@ -116,7 +125,7 @@ describe("cart and checkout", () => {
     expect(cookie).toBeTruthy();
     const cart = await c.get("/cart");
     expect(text(cart.html)).toContain("25,00 €");
-    expect(text(cart.html)).toMatch(/Cart 2/);
+    expect(text(cart.html)).toMatch(/Warenkorb 2/);
     const co = await c.get("/checkout");
     expect(text(co.html)).toContain("4,90 €");
     expect(text(co.html)).toContain("Österreich"); // zones as country names in the store's language
@@ -129,7 +138,7 @@ describe("cart and checkout", () => {
       gateway: "card",
     });
     expect(bad.status).toBe(422);
-    expect(text(bad.html)).toContain("Enter a valid email address.");
+    expect(text(bad.html)).toContain("Geben Sie eine gültige E-Mail-Adresse ein.");
     const far = await c.post("/checkout", {
       name: "Eve",
       email: "eve@example.test",
@@ -138,7 +147,7 @@ describe("cart and checkout", () => {
       shippingMethod: "standard",
       gateway: "card",
     });
-    expect(text(far.html)).toContain("standard does not ship to FR");
+    expect(text(far.html)).toContain("standard liefert nicht nach Frankreich.");
     const noStreet = await c.post("/checkout", {
       name: "Eve",
       email: "eve@example.test",
@@ -149,7 +158,7 @@ describe("cart and checkout", () => {
       gateway: "card",
     });
     expect(noStreet.status).toBe(422);
-    expect(text(noStreet.html)).toContain("Enter the street address.");
+    expect(text(noStreet.html)).toContain("Geben Sie Straße und Hausnummer ein.");
     expect(noStreet.html).toContain('value="10115"'); // the form keeps what was typed
     const done = await c.post("/checkout", {
       name: "Eve",
@@ -164,10 +173,10 @@ describe("cart and checkout", () => {
     expect(done.status).toBe(303);
     const orderId = decodeURIComponent(done.location?.replace("/orders/", "") ?? "");
     const conf = await c.get(`/orders/${encodeURIComponent(orderId)}`);
-    expect(text(conf.html)).toContain("your order is confirmed");
+    expect(text(conf.html)).toContain("Ihre Bestellung ist bestätigt");
     expect(text(conf.html)).toContain("29,90 €");
-    expect(text(conf.html)).toContain("Ship to Eve Hauptstr. 5 3. OG 10115 Berlin Deutschland");
-    expect(text((await c.get("/cart")).html)).toContain("Your cart is empty");
+    expect(text(conf.html)).toContain("Lieferadresse Eve Hauptstr. 5 3. OG 10115 Berlin Deutschland");
+    expect(text((await c.get("/cart")).html)).toContain("Ihr Warenkorb ist leer");
     const api = await body(await svc.call("/api/v1/orders?limit=200"));
     const o = api.data.find((x: { id: string }) => x.id === orderId);
     expect(o).toMatchObject({
@@ -213,12 +222,12 @@ describe("cart and checkout", () => {
     });
     expect(done.location).toMatch(/\?payment=declined$/);
     const page = await c.get(done.location ?? "");
-    expect(text(page.html)).toContain("The payment was declined");
+    expect(text(page.html)).toContain("Die Zahlung wurde abgelehnt");
     const retry = await c.post(`${done.location?.split("?")[0]}/pay`, {
       gateway: "card",
       simulate: "succeed",
     });
     expect(retry.status).toBe(303);
-    expect(text((await c.get(retry.location ?? "")).html)).toContain("your order is confirmed");
+    expect(text((await c.get(retry.location ?? "")).html)).toContain("Ihre Bestellung ist bestätigt");
   });
 });

@@ -1,6 +1,7 @@
 import nodemailer, { type Transporter } from "nodemailer";
 import type { Config, EmailConfig } from "../config.ts";
 import type { DB } from "../db/database.ts";
+import { canonicalLanguage, type Messages, messagesFor } from "../i18n/index.ts";
 
 // Transactional email through the platform's SMTP settings (CONFIG_EMAIL, SMTP_PASSWORD) with
 // nodemailer. Mails are jobs enqueued in the transaction of the change (like webhooks), so an
@@ -12,13 +13,19 @@ export class Mailer {
   private readonly transport: Transporter;
   private readonly email: EmailConfig;
   private readonly db: DB;
+  /** The platform's language (`defaultLanguage`): the mail's texts and amounts. */
+  private readonly lang: string;
+  private readonly t: Messages;
 
   constructor(
     db: DB,
     email: EmailConfig & { smtp: NonNullable<EmailConfig["smtp"]> },
     password: string | undefined,
+    language?: string,
   ) {
     this.db = db;
+    this.lang = canonicalLanguage(language);
+    this.t = messagesFor(this.lang);
     this.email = email;
     const s = email.smtp;
     this.transport = nodemailer.createTransport({
@@ -35,7 +42,12 @@ export class Mailer {
   static from(db: DB, config: Config): Mailer | undefined {
     const e = config.CONFIG_EMAIL;
     if (!e?.smtp) return undefined;
-    return new Mailer(db, { ...e, smtp: e.smtp }, config.SMTP_PASSWORD);
+    return new Mailer(
+      db,
+      { ...e, smtp: e.smtp },
+      config.SMTP_PASSWORD,
+      config.CONFIG_LOCALIZATION?.defaultLanguage,
+    );
   }
 
   /** Whether this kind of mail is wanted (all kinds when `transactional` is not set). */
@@ -65,18 +77,7 @@ export class Mailer {
       .where("orderId", "=", orderId)
       .orderBy("position")
       .execute();
-    const money = (minor: number) =>
-      new Intl.NumberFormat("en", { style: "currency", currency: o.currency }).format(minor / 100);
-    const subject = kind === "OrderConfirmation" ? `Order ${o.id} confirmed` : `Order ${o.id} shipped`;
-    const text = [
-      `Hello ${o.name ?? ""},`,
-      "",
-      kind === "OrderConfirmation"
-        ? "thank you for your order:"
-        : `your order is on its way${o.trackingNumber ? ` (tracking ${o.trackingNumber})` : ""}:`,
-      ...lines.map((l) => `  ${l.quantity} × ${l.title} (${l.sku})  ${money(l.totalMinor)}`),
-      `Total: ${money(o.totalMinor)}`,
-    ].join("\n");
+    const { subject, text } = composeMail(this.t, this.lang, kind, o, lines);
     await this.transport.sendMail({
       from: this.email.fromName
         ? { name: this.email.fromName, address: this.email.fromAddress }
@@ -91,4 +92,35 @@ export class Mailer {
   close(): void {
     this.transport.close();
   }
+}
+
+export interface MailOrder {
+  id: string;
+  name: string | null;
+  currency: string;
+  totalMinor: number;
+  trackingNumber: string | null;
+}
+
+/** Subject and text of a mail about an order, in the catalog's language and `lang`'s formats. */
+export function composeMail(
+  t: Messages,
+  lang: string,
+  kind: MailKind,
+  o: MailOrder,
+  lines: readonly { quantity: number; title: string; sku: string; totalMinor: number }[],
+): { subject: string; text: string } {
+  const money = (minor: number) =>
+    new Intl.NumberFormat(lang, { style: "currency", currency: o.currency }).format(minor / 100);
+  const m = t.mail;
+  return {
+    subject: kind === "OrderConfirmation" ? m.confirmedSubject(o.id) : m.shippedSubject(o.id),
+    text: [
+      m.hello(o.name ?? ""),
+      "",
+      kind === "OrderConfirmation" ? m.thanks : m.onItsWay(o.trackingNumber),
+      ...lines.map((l) => `  ${l.quantity} × ${l.title} (${l.sku})  ${money(l.totalMinor)}`),
+      m.total(money(o.totalMinor)),
+    ].join("\n"),
+  };
 }

@@ -30,9 +30,9 @@ export async function checkoutCustomer(
   f: { name?: string; email?: string },
 ): Promise<string> {
   if (s.customerId) return s.customerId;
-  if (!f.name || !f.email) throw refuse("Enter your name and email address.");
+  if (!f.name || !f.email) throw refuse(store.loc.t.enterNameAndEmail);
   const c = await byEmail(store, f.email);
-  if (c?.passwordHash) throw refuse("An account exists for this email address: sign in to order with it.");
+  if (c?.passwordHash) throw refuse(store.loc.t.accountExists);
   if (c) return c.id;
   try {
     const row = await store.db
@@ -54,7 +54,7 @@ export async function register(
   if (await byEmail(store, f.email)) {
     // Without a verified email, an existing customer's orders must not become visible to whoever
     // registers their address.
-    throw refuse("This email address is already known to the store. Sign in, or use another address.");
+    throw refuse(store.loc.t.emailTaken);
   }
   const passwordHash = await hash(f.password);
   try {
@@ -64,7 +64,7 @@ export async function register(
       return c.id;
     });
   } catch (err) {
-    if (isUniqueViolation(err)) throw refuse("This email address is already known to the store.");
+    if (isUniqueViolation(err)) throw refuse(store.loc.t.emailTaken);
     throw err;
   }
 }

@@ -124,11 +124,11 @@ export async function storeFrontend(app: FastifyInstance, deps: StoreDeps): Prom
       if (status === 500) req.log.error({ err }, "store page failed");
       const message =
         err.code === "FST_CSRF_INVALID_TOKEN" || err.code === "FST_CSRF_MISSING_SECRET"
-          ? "This form has expired. Please go back, reload the page and try again."
+          ? loc.t.formExpired
           : status === 500
-            ? "The page could not be shown. Please try again."
-            : "The request could not be handled.";
-      return store.page(req, reply, "Error", () => ErrorBody({ status, message }), { status });
+            ? loc.t.pageFailed
+            : loc.t.requestFailed;
+      return store.page(req, reply, loc.t.error, () => ErrorBody({ loc, status, message }), { status });
     });
 
     scope.get(CSS_PATH, async (_req, reply) =>

@@ -36,7 +36,12 @@ export function shippingOptions(config: Config, loc: Locale, subtotal: number): 
       rateText:
         m.rate.calculation === "Flat"
           ? loc.money(decimalToMinor(m.rate.amount ?? "0"))
-          : `${m.rate.amount ?? "0"} % of subtotal (${loc.money(shippingOf([m], m.name, undefined, subtotal, loc.currency))})`,
+          : loc.t.percentOfSubtotal(
+              new Intl.NumberFormat(loc.lang, { maximumFractionDigits: 3 }).format(
+                Number(m.rate.amount ?? "0"),
+              ),
+              loc.money(shippingOf([m], m.name, undefined, subtotal, loc.currency)),
+            ),
     }));
 }
 

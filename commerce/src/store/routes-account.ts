@@ -6,6 +6,7 @@ import { Problem } from "../http/problem.ts";
 import { RateLimiter } from "../http/ratelimit.ts";
 import { authenticate, register } from "./customers.ts";
 import type { Store } from "./index.ts";
+import { formErrors } from "./locale.ts";
 import { signIn, signOut } from "./session.ts";
 import { AccountBody, RegisterBody, SignInBody } from "./views/account.ts";
 
@@ -16,10 +17,11 @@ const nextPath = (v: unknown) =>
   typeof v === "string" && /^\/(?![/\\])[\x21-\x7e]*$/.test(v) && v.length < 200 ? v : "/account";
 
 const signInForm = z.object({ email: z.string().trim().max(254), password: z.string().max(200) });
+// Messages to shoppers come from the catalog by field (formErrors).
 const registerForm = z.object({
-  name: z.string().trim().min(1, "Enter your name.").max(200),
-  email: z.email("Enter a valid email address.").max(254),
-  password: z.string().min(10, "Choose a password of at least 10 characters.").max(200),
+  name: z.string().trim().min(1).max(200),
+  email: z.email().max(254),
+  password: z.string().min(10).max(200),
 });
 
 /** Sign-in attempts per email and minute (shared by all replicas: the API's counter table). */
@@ -27,6 +29,7 @@ export const SIGN_IN_ATTEMPTS_PER_MINUTE = 5;
 
 export async function accountRoutes(app: FastifyInstance, store: Store): Promise<void> {
   const { db } = store;
+  const { t } = store.loc;
   const attempts = new RateLimiter(db, SIGN_IN_ATTEMPTS_PER_MINUTE, randomUUID());
 
   app.get("/account", async (req, reply) => {
@@ -57,14 +60,14 @@ export async function accountRoutes(app: FastifyInstance, store: Store): Promise
       .orderBy("id", "desc")
       .limit(100)
       .execute();
-    return store.page(req, reply, "Your account", (ctx) =>
+    return store.page(req, reply, t.yourAccount, (ctx) =>
       AccountBody({ ctx, ...c, orders: orders.map((o) => ({ ...o, items: o.items ?? 0 })) }),
     );
   });
 
   app.get("/account/sign-in", async (req, reply) => {
     const next = nextPath((req.query as { next?: string }).next);
-    return store.page(req, reply, "Sign in", (ctx) => SignInBody({ ctx, next }));
+    return store.page(req, reply, t.signIn, (ctx) => SignInBody({ ctx, next }));
   });
 
   app.post("/account/sign-in", async (req, reply) => {
@@ -77,16 +80,16 @@ export async function accountRoutes(app: FastifyInstance, store: Store): Promise
       const { count, reset } = await attempts.take(`store-sign-in:${f.data.email.toLowerCase()}`);
       if (count > SIGN_IN_ATTEMPTS_PER_MINUTE) {
         reply.header("retry-after", String(reset));
-        const error = `Too many sign-in attempts for this email address. Try again in ${reset} seconds.`;
-        return store.page(req, reply, "Sign in", (ctx) => SignInBody({ ctx, next, email, error }), {
+        const error = t.tooManySignIns(reset);
+        return store.page(req, reply, t.signIn, (ctx) => SignInBody({ ctx, next, email, error }), {
           status: 429,
         });
       }
     }
     const id = f.success ? await authenticate(store, f.data.email, f.data.password) : undefined;
     if (!id) {
-      const error = "The email address or password is not right.";
-      return store.page(req, reply, "Sign in", (ctx) => SignInBody({ ctx, next, email, error }), {
+      const error = t.wrongCredentials;
+      return store.page(req, reply, t.signIn, (ctx) => SignInBody({ ctx, next, email, error }), {
         status: 401,
       });
     }
@@ -96,7 +99,7 @@ export async function accountRoutes(app: FastifyInstance, store: Store): Promise
 
   app.get("/account/register", async (req, reply) => {
     const next = nextPath((req.query as { next?: string }).next);
-    return store.page(req, reply, "Create an account", (ctx) => RegisterBody({ ctx, next }));
+    return store.page(req, reply, t.createAccount, (ctx) => RegisterBody({ ctx, next }));
   });
 
   app.post("/account/register", async (req, reply) => {
@@ -106,12 +109,12 @@ export async function accountRoutes(app: FastifyInstance, store: Store): Promise
       store.page(
         req,
         reply,
-        "Create an account",
+        t.createAccount,
         (ctx) => RegisterBody({ ctx, next, name: body.name, email: body.email, error }),
         { status: 422 },
       );
     const f = registerForm.safeParse(body);
-    if (!f.success) return again(f.error.issues.map((i) => i.message).join(" "));
+    if (!f.success) return again(formErrors(t, f.error.issues));
     try {
       const id = await register(store, f.data);
       store.setSession(req, await signIn(db, req, reply, id));

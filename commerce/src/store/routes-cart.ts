@@ -10,6 +10,7 @@ import { DEFAULT_STORE } from "../routes/products.ts";
 import { addToCart, type CartLine, cartLines, clearCart, setQuantity } from "./cart.ts";
 import { checkoutCustomer } from "./customers.ts";
 import type { Store } from "./index.ts";
+import { formErrors, orderRefusal } from "./locale.ts";
 import { quote, shippingCountries, shippingOptions } from "./quote.ts";
 import { ensureSession } from "./session.ts";
 import { CartBody, CheckoutBody, type CheckoutForm, OrderBody } from "./views/checkout.ts";
@@ -23,16 +24,17 @@ const lineForm = z.object({
   variantId: z.string().min(1).max(100),
   quantity: z.coerce.number().int().min(0).max(100),
 });
+// Messages to shoppers come from the catalog by field (formErrors).
 const checkoutForm = z.object({
-  name: z.string().trim().min(1, "Enter your name.").max(200).optional(),
-  email: z.email("Enter a valid email address.").max(254).optional(),
+  name: z.string().trim().min(1).max(200).optional(),
+  email: z.email().max(254).optional(),
   country: z
     .string()
     .trim()
-    .regex(/^[A-Za-z]{2}$/, "Enter a two-letter country code.")
+    .regex(/^[A-Za-z]{2}$/)
     .transform((c) => c.toUpperCase()),
-  shippingMethod: z.string({ error: "Choose a shipping method." }).max(63),
-  gateway: z.string({ error: "Choose a payment method." }).max(63),
+  shippingMethod: z.string().max(63),
+  gateway: z.string().max(63),
   simulate: z.enum(["succeed", "decline"]).default("succeed"),
   line1: shippingAddressSchema.shape.line1,
   line2: shippingAddressSchema.shape.line2,
@@ -46,12 +48,13 @@ const subtotalOf = (lines: CartLine[]) => lines.reduce((s, l) => s + l.unitPrice
 
 export async function cartRoutes(app: FastifyInstance, store: Store): Promise<void> {
   const { db, config, loc } = store;
+  const { t } = loc;
   const gateways = (config.CONFIG_PAYMENT_GATEWAYS ?? []).filter((g) => g.enabled && g.mode === "Test");
 
   app.get("/cart", async (req, reply) => {
     const s = store.session(req);
     const lines = s ? await cartLines(db, s.id) : [];
-    return store.page(req, reply, "Cart", (ctx) =>
+    return store.page(req, reply, t.cart, (ctx) =>
       CartBody({ ctx, lines, q: quote(config, subtotalOf(lines)) }),
     );
   });
@@ -101,7 +104,7 @@ export async function cartRoutes(app: FastifyInstance, store: Store): Promise<vo
     return store.page(
       req,
       reply,
-      "Checkout",
+      t.checkout,
       (ctx) =>
         CheckoutBody({
           ctx,
@@ -134,8 +137,7 @@ export async function cartRoutes(app: FastifyInstance, store: Store): Promise<vo
     // "Update total": the same page with the chosen shipping method priced, nothing placed.
     if (raw.intent === "quote") return checkoutPage(req, reply, lines, raw);
     const f = checkoutForm.safeParse(req.body);
-    if (!f.success)
-      return checkoutPage(req, reply, lines, raw, f.error.issues.map((i) => i.message).join(" "));
+    if (!f.success) return checkoutPage(req, reply, lines, raw, formErrors(t, f.error.issues));
     const b = f.data;
     try {
       const customerId = await checkoutCustomer(store, s, b);
@@ -159,7 +161,7 @@ export async function cartRoutes(app: FastifyInstance, store: Store): Promise<vo
       const where = `/orders/${encodeURIComponent(id)}`;
       return reply.redirect(pay.status === "succeeded" ? where : `${where}?payment=declined`, 303);
     } catch (err) {
-      if (err instanceof Problem) return checkoutPage(req, reply, lines, raw, err.message);
+      if (err instanceof Problem) return checkoutPage(req, reply, lines, raw, orderRefusal(loc, err, b));
       throw err;
     }
   });
@@ -176,22 +178,21 @@ export async function cartRoutes(app: FastifyInstance, store: Store): Promise<vo
   app.get<{ Params: { id: string } }>("/orders/:id", async (req, reply) => {
     const o = await ownOrder(req, req.params.id);
     if (!o) {
-      const message = "No such order in this session. Sign in to see your orders.";
-      return store.page(req, reply, "Not found", () => ErrorBody({ status: 404, message }), { status: 404 });
+      const message = t.noSuchOrder;
+      return store.page(req, reply, t.notFound, () => ErrorBody({ loc, status: 404, message }), {
+        status: 404,
+      });
     }
     const c = o.customerId
       ? await db.selectFrom("customers").select("email").where("id", "=", o.customerId).executeTakeFirst()
       : undefined;
     const declined = (req.query as { payment?: string }).payment === "declined";
-    return store.page(req, reply, o.status === "pending" ? "Payment" : "Order confirmed", (ctx) =>
+    return store.page(req, reply, o.status === "pending" ? t.payment : t.orderConfirmed, (ctx) =>
       OrderBody({
         ctx,
         o,
         email: config.CONFIG_EMAIL?.smtp ? c?.email : undefined,
-        payError:
-          declined && o.status === "pending"
-            ? "The payment was declined. Try again or choose another method."
-            : undefined,
+        payError: declined && o.status === "pending" ? t.paymentDeclined : undefined,
         gateways,
       }),
     );

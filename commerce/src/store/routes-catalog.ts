@@ -14,7 +14,8 @@ const listQuery = z.object({
 });
 
 export async function catalogRoutes(app: FastifyInstance, store: Store): Promise<void> {
-  const { db } = store;
+  const { db, loc } = store;
+  const { t } = loc;
 
   app.get("/", async (req, reply) => {
     const { products } = await listProducts(db, "");
@@ -30,7 +31,7 @@ export async function catalogRoutes(app: FastifyInstance, store: Store): Promise
     return store.page(
       req,
       reply,
-      query ? `Search: ${query}` : "Products",
+      query ? t.searchTitle(query) : t.products,
       (ctx) => ListingBody({ ctx, q: query, ...r }),
       { q: query },
     );
@@ -42,13 +43,12 @@ export async function catalogRoutes(app: FastifyInstance, store: Store): Promise
       return store.page(
         req,
         reply,
-        "Not found",
-        () => ErrorBody({ status: 404, message: "This product does not exist or is no longer sold." }),
+        t.notFound,
+        () => ErrorBody({ loc, status: 404, message: t.productGone }),
         { status: 404 },
       );
     }
-    const error =
-      (req.query as { error?: string }).error === "stock" ? "Choose a variant in stock." : undefined;
+    const error = (req.query as { error?: string }).error === "stock" ? t.chooseInStock : undefined;
     return store.page(req, reply, p.title, (ctx) => ProductBody({ ctx, p, error }));
   });
 }

@@ -1,3 +1,4 @@
+import type { Messages } from "../../i18n/index.ts";
 import { type Cursor, encodeCursor, type ListedProduct, type Listing, type ProductPage } from "../catalog.ts";
 import { taxNote } from "../locale.ts";
 import { html, type VNode } from "./html.ts";
@@ -5,24 +6,24 @@ import { Alert, Contact, Csrf, type PageCtx } from "./layout.ts";
 
 // Home, product listing (search and pages) and the product page.
 
-function stockText(n: number): string {
-  if (n <= 0) return "Out of stock";
-  if (n <= 5) return `Only ${n} left`;
-  return "In stock";
+function stockText(t: Messages, n: number): string {
+  if (n <= 0) return t.outOfStock;
+  if (n <= 5) return t.onlyLeft(n);
+  return t.inStock;
 }
 
 function Card({ ctx, p }: { ctx: PageCtx; p: ListedProduct }): VNode {
   const price =
     p.minPriceMinor === p.maxPriceMinor
       ? ctx.loc.money(p.minPriceMinor)
-      : `from ${ctx.loc.money(p.minPriceMinor)}`;
+      : ctx.loc.t.priceFrom(ctx.loc.money(p.minPriceMinor));
   return html`<li class="card">
     <a href=${`/products/${encodeURIComponent(p.id)}`}>
       <span class="thumb" aria-hidden="true">${p.title.slice(0, 1).toUpperCase()}</span>
       <span class="title">${p.title}</span>
     </a>
     <span class="price">${price}</span>
-    <span class=${p.available > 0 ? "stock" : "stock out"}>${stockText(p.available)}</span>
+    <span class=${p.available > 0 ? "stock" : "stock out"}>${stockText(ctx.loc.t, p.available)}</span>
   </li>`;
 }
 
@@ -32,41 +33,43 @@ function Grid({ ctx, products }: { ctx: PageCtx; products: ListedProduct[] }): V
 
 export function HomeBody({ ctx, featured }: { ctx: PageCtx; featured: ListedProduct[] }): VNode {
   const s = ctx.loc.store;
+  const { t } = ctx.loc;
   return html`<section class="hero">
       <h1>${s.name}</h1>
-      <p>Welcome. Browse the catalogue, or search for what you need.</p>
-      <p><a class="button" href="/products">Shop all products</a></p>
+      <p>${t.welcome}</p>
+      <p><a class="button" href="/products">${t.shopAll}</a></p>
     </section>
     <section aria-labelledby="featured">
-      <h2 id="featured">Products</h2>
-      ${featured.length ? html`<${Grid} ctx=${ctx} products=${featured} />` : html`<p>No products yet.</p>`}
+      <h2 id="featured">${t.products}</h2>
+      ${featured.length ? html`<${Grid} ctx=${ctx} products=${featured} />` : html`<p>${t.noProductsYet}</p>`}
     </section>
     <section aria-labelledby="contact" class="panel">
-      <h2 id="contact">Contact us</h2>
+      <h2 id="contact">${t.contactUs}</h2>
       <${Contact} loc=${ctx.loc} />
     </section>`;
 }
 
 export function ListingBody(props: { ctx: PageCtx; q: string } & Listing): VNode {
   const { ctx, q, products, prev, next } = props;
+  const { t } = ctx.loc;
   const link = (key: "after" | "before", c: Cursor) => {
     const u = new URLSearchParams();
     if (q) u.set("q", q);
     u.set(key, encodeCursor(c));
     return `/products?${u}`;
   };
-  return html`<h1>${q ? `Results for “${q}”` : "All products"}</h1>
-    ${taxNote(ctx.loc) && html`<p class="muted">Prices ${taxNote(ctx.loc)}.</p>`}
+  return html`<h1>${q ? t.resultsFor(q) : t.allProducts}</h1>
+    ${taxNote(ctx.loc) && html`<p class="muted">${taxNote(ctx.loc)}</p>`}
     ${
       products.length
         ? html`<${Grid} ctx=${ctx} products=${products} />`
-        : html`<p>${q ? "No products match your search." : "No products on this page."}</p>`
+        : html`<p>${q ? t.noMatch : t.noProductsOnPage}</p>`
     }
     ${
       (prev || next) &&
-      html`<nav class="pager" aria-label="Pages">
-        ${prev ? html`<a href=${link("before", prev)} rel="prev">← Previous page</a>` : html`<span></span>`}
-        ${next ? html`<a href=${link("after", next)} rel="next">Next page →</a>` : html`<span></span>`}
+      html`<nav class="pager" aria-label=${t.pages}>
+        ${prev ? html`<a href=${link("before", prev)} rel="prev">${t.previousPage}</a>` : html`<span></span>`}
+        ${next ? html`<a href=${link("after", next)} rel="next">${t.nextPage}</a>` : html`<span></span>`}
       </nav>`
     }`;
 }
@@ -74,7 +77,8 @@ export function ListingBody(props: { ctx: PageCtx; q: string } & Listing): VNode
 export function ProductBody({ ctx, p, error }: { ctx: PageCtx; p: ProductPage; error?: string }): VNode {
   const first = p.variants.find((v) => v.available > 0) ?? p.variants[0];
   const soldOut = p.variants.every((v) => v.available <= 0);
-  return html`<nav aria-label="Breadcrumb" class="crumbs"><a href="/products">Products</a> / <span>${p.title}</span></nav>
+  const { t } = ctx.loc;
+  return html`<nav aria-label=${t.breadcrumb} class="crumbs"><a href="/products">${t.products}</a> / <span>${p.title}</span></nav>
     <article class="product">
       <div class="thumb big" aria-hidden="true">${p.title.slice(0, 1).toUpperCase()}</div>
       <div>
@@ -84,20 +88,20 @@ export function ProductBody({ ctx, p, error }: { ctx: PageCtx; p: ProductPage; e
         <form method="post" action="/cart/add" class="stack">
           <${Csrf} ctx=${ctx} />
           <fieldset>
-            <legend>Choose a variant</legend>
+            <legend>${t.chooseVariant}</legend>
             ${p.variants.map(
               (v) => html`<label class="variant">
                 <input type="radio" name="variantId" value=${v.id} checked=${v.id === first?.id} disabled=${v.available <= 0} required />
                 <span class="vt">${v.title}</span>
                 <span class="price">${ctx.loc.money(v.priceMinor)}</span>
-                <span class=${v.available > 0 ? "stock" : "stock out"}>${stockText(v.available)}</span>
+                <span class=${v.available > 0 ? "stock" : "stock out"}>${stockText(t, v.available)}</span>
               </label>`,
             )}
           </fieldset>
-          ${taxNote(ctx.loc) && html`<p class="muted">Prices ${taxNote(ctx.loc)}.</p>`}
-          <label for="quantity">Quantity</label>
+          ${taxNote(ctx.loc) && html`<p class="muted">${taxNote(ctx.loc)}</p>`}
+          <label for="quantity">${t.quantity}</label>
           <input id="quantity" name="quantity" type="number" min="1" max="100" value="1" inputmode="numeric" required />
-          <button type="submit" class="button" disabled=${soldOut}>${soldOut ? "Sold out" : "Add to cart"}</button>
+          <button type="submit" class="button" disabled=${soldOut}>${soldOut ? t.soldOut : t.addToCart}</button>
         </form>
       </div>
     </article>`;

@@ -1,7 +1,7 @@
 import type { ShippingAddress } from "../../db/schema.ts";
 import { addressLines } from "../../orders/address.ts";
 import type { CartLine } from "../cart.ts";
-import { taxNote } from "../locale.ts";
+import { taxNote, taxRate } from "../locale.ts";
 import type { Quote, ShippingOption } from "../quote.ts";
 import { html, type VNode } from "./html.ts";
 import { Alert, Csrf, type PageCtx } from "./layout.ts";
@@ -10,50 +10,52 @@ import { Alert, Csrf, type PageCtx } from "./layout.ts";
 
 function Totals({ ctx, q }: { ctx: PageCtx; q: Quote & { shippingLabel?: string } }): VNode {
   const m = ctx.loc.money;
+  const { t } = ctx.loc;
   return html`<dl class="totals">
-    <dt>Subtotal</dt><dd>${m(q.subtotalMinor)}</dd>
-    ${q.shippingMinor !== undefined && html`<dt>Shipping${q.shippingLabel ? ` (${q.shippingLabel})` : ""}</dt><dd>${m(q.shippingMinor)}</dd>`}
+    <dt>${t.subtotal}</dt><dd>${m(q.subtotalMinor)}</dd>
+    ${q.shippingMinor !== undefined && html`<dt>${t.shipping}${q.shippingLabel ? ` (${q.shippingLabel})` : ""}</dt><dd>${m(q.shippingMinor)}</dd>`}
     ${
       q.taxMinor > 0 &&
-      html`<dt>${ctx.loc.pricesIncludeTax ? "Included tax" : "Tax"} (${ctx.loc.taxRatePercent} %)</dt><dd>${m(q.taxMinor)}</dd>`
+      html`<dt>${ctx.loc.pricesIncludeTax ? t.includedTax : t.tax} (${taxRate(ctx.loc)} %)</dt><dd>${m(q.taxMinor)}</dd>`
     }
-    <dt class="total">Total</dt><dd class="total">${m(q.totalMinor)}</dd>
+    <dt class="total">${t.total}</dt><dd class="total">${m(q.totalMinor)}</dd>
   </dl>`;
 }
 
 export function CartBody({ ctx, lines, q }: { ctx: PageCtx; lines: CartLine[]; q: Quote }): VNode {
+  const { t } = ctx.loc;
   if (!lines.length)
-    return html`<h1>Your cart</h1><p>Your cart is empty.</p><p><a class="button" href="/products">Browse products</a></p>`;
+    return html`<h1>${t.yourCart}</h1><p>${t.cartEmpty}</p><p><a class="button" href="/products">${t.browseProducts}</a></p>`;
   const m = ctx.loc.money;
-  return html`<h1>Your cart</h1>
+  return html`<h1>${t.yourCart}</h1>
     <table class="lines">
-      <caption class="sr">Items in your cart</caption>
-      <thead><tr><th scope="col">Item</th><th scope="col">Price</th><th scope="col">Quantity</th><th scope="col">Total</th></tr></thead>
+      <caption class="sr">${t.cartCaption}</caption>
+      <thead><tr><th scope="col">${t.item}</th><th scope="col">${t.price}</th><th scope="col">${t.quantity}</th><th scope="col">${t.total}</th></tr></thead>
       <tbody>
         ${lines.map(
           (l) => html`<tr>
             <th scope="row"><a href=${`/products/${encodeURIComponent(l.productId)}`}>${l.title}</a>
               <span class="muted">${l.variantTitle === l.sku ? l.sku : `${l.variantTitle} · ${l.sku}`}</span>
-              ${l.quantity > l.available && html`<span class="warn">Only ${Math.max(l.available, 0)} available</span>`}</th>
-            <td data-label="Price">${m(l.unitPriceMinor)}</td>
-            <td data-label="Quantity">
+              ${l.quantity > l.available && html`<span class="warn">${t.onlyAvailable(Math.max(l.available, 0))}</span>`}</th>
+            <td data-label=${t.price}>${m(l.unitPriceMinor)}</td>
+            <td data-label=${t.quantity}>
               <form method="post" action="/cart/update" class="qty">
                 <${Csrf} ctx=${ctx} />
                 <input type="hidden" name="variantId" value=${l.variantId} />
-                <label class="sr" for=${`q-${l.variantId}`}>Quantity of ${l.title} ${l.variantTitle}</label>
+                <label class="sr" for=${`q-${l.variantId}`}>${t.quantityOf(`${l.title} ${l.variantTitle}`)}</label>
                 <input id=${`q-${l.variantId}`} name="quantity" type="number" min="0" max="100" value=${l.quantity} inputmode="numeric" />
-                <button type="submit" class="secondary">Update</button>
-                <button type="submit" name="quantity" value="0" class="link">Remove</button>
+                <button type="submit" class="secondary">${t.update}</button>
+                <button type="submit" name="quantity" value="0" class="link">${t.remove}</button>
               </form>
             </td>
-            <td data-label="Total">${m(l.unitPriceMinor * l.quantity)}</td>
+            <td data-label=${t.total}>${m(l.unitPriceMinor * l.quantity)}</td>
           </tr>`,
         )}
       </tbody>
     </table>
     <${Totals} ctx=${ctx} q=${q} />
-    ${taxNote(ctx.loc) && html`<p class="muted">Prices ${taxNote(ctx.loc)}. Shipping is chosen at checkout.</p>`}
-    <p class="actions"><a class="button" href="/checkout">Checkout</a> <a href="/products">Continue shopping</a></p>`;
+    ${taxNote(ctx.loc) && html`<p class="muted">${taxNote(ctx.loc)} ${t.shippingAtCheckout}</p>`}
+    <p class="actions"><a class="button" href="/checkout">${t.checkout}</a> <a href="/products">${t.continueShopping}</a></p>`;
 }
 
 export interface CheckoutForm {
@@ -83,45 +85,46 @@ export function CheckoutBody(props: {
 }): VNode {
   const { ctx, q, options, gateways, form, signedIn } = props;
   const m = ctx.loc.money;
-  return html`<h1>Checkout</h1>
+  const { t } = ctx.loc;
+  return html`<h1>${t.checkout}</h1>
     <${Alert} message=${props.error} />
     <div class="checkout">
       <form method="post" action="/checkout" class="stack" novalidate=${false}>
         <${Csrf} ctx=${ctx} />
         <fieldset>
-          <legend>Contact</legend>
+          <legend>${t.contact}</legend>
           ${
             signedIn
-              ? html`<p>Ordering as <strong>${signedIn.name}</strong> (${signedIn.email}).</p>`
-              : html`<p class="muted">Checking out as a guest. <a href="/account/sign-in?next=/checkout">Sign in</a> to see the order in your account.</p>
-                <label for="name">Full name</label>
+              ? html`<p>${t.orderingAs} <strong>${signedIn.name}</strong> (${signedIn.email}).</p>`
+              : html`<p class="muted">${t.guestPrefix} <a href="/account/sign-in?next=/checkout">${t.guestSignIn}</a> ${t.guestSuffix}</p>
+                <label for="name">${t.fullName}</label>
                 <input id="name" name="name" autocomplete="name" required maxlength="200" value=${form.name ?? ""} />
-                <label for="email">Email (for the confirmation)</label>
+                <label for="email">${t.emailForConfirmation}</label>
                 <input id="email" name="email" type="email" autocomplete="email" required maxlength="254" value=${form.email ?? ""} />`
           }
         </fieldset>
         <fieldset>
-          <legend>Shipping</legend>
+          <legend>${t.shipping}</legend>
           ${
             props.countries
-              ? html`<label for="country">Country</label>
+              ? html`<label for="country">${t.country}</label>
                 <select id="country" name="country" autocomplete="country" required>
                   ${props.countries.map((c) => html`<option value=${c} selected=${form.country === c}>${ctx.loc.country(c)}</option>`)}
                 </select>`
-              : html`<label for="country">Country code (two letters, e.g. DE)</label>
+              : html`<label for="country">${t.countryCode}</label>
                 <input id="country" name="country" autocomplete="country" required pattern="[A-Za-z]{2}" maxlength="2" value=${form.country ?? ""} />`
           }
-          <label for="line1">Street address</label>
+          <label for="line1">${t.line1}</label>
           <input id="line1" name="line1" autocomplete="address-line1" required maxlength="200" value=${form.line1 ?? ""} />
-          <label for="line2">Apartment, suite, c/o (optional)</label>
+          <label for="line2">${t.line2}</label>
           <input id="line2" name="line2" autocomplete="address-line2" maxlength="200" value=${form.line2 ?? ""} />
-          <label for="postalCode">Postal code</label>
+          <label for="postalCode">${t.postalCode}</label>
           <input id="postalCode" name="postalCode" autocomplete="postal-code" required maxlength="20" value=${form.postalCode ?? ""} />
-          <label for="city">City</label>
+          <label for="city">${t.city}</label>
           <input id="city" name="city" autocomplete="address-level2" required maxlength="100" value=${form.city ?? ""} />
-          <label for="region">State or region (optional)</label>
+          <label for="region">${t.region}</label>
           <input id="region" name="region" autocomplete="address-level1" maxlength="100" value=${form.region ?? ""} />
-          ${!options.length && html`<p class="alert">No shipping method is set up for this store yet, so orders cannot be placed.</p>`}
+          ${!options.length && html`<p class="alert">${t.noShipping}</p>`}
           ${options.map(
             (o, i) => html`<label class="variant">
               <input type="radio" name="shippingMethod" value=${o.name} required checked=${form.shippingMethod ? form.shippingMethod === o.name : i === 0} />
@@ -129,32 +132,32 @@ export function CheckoutBody(props: {
               <span class="price">${o.rateText}</span>
             </label>`,
           )}
-          ${options.length > 1 && html`<button type="submit" name="intent" value="quote" class="secondary" formnovalidate>Update total</button>`}
+          ${options.length > 1 && html`<button type="submit" name="intent" value="quote" class="secondary" formnovalidate>${t.updateTotal}</button>`}
         </fieldset>
         <fieldset>
-          <legend>Payment</legend>
-          ${!gateways.length && html`<p class="alert">No payment method is set up for this store yet, so orders cannot be placed.</p>`}
+          <legend>${t.payment}</legend>
+          ${!gateways.length && html`<p class="alert">${t.noPayment}</p>`}
           ${gateways.map(
             (g, i) => html`<label class="variant">
               <input type="radio" name="gateway" value=${g.name} required checked=${form.gateway ? form.gateway === g.name : i === 0} />
               <span class="vt">${g.name} <span class="muted">(${g.type})</span></span>
-              ${g.mode === "Test" && html`<span class="badge">Test mode</span>`}
+              ${g.mode === "Test" && html`<span class="badge">${t.testMode}</span>`}
             </label>`,
           )}
           ${
             gateways.some((g) => g.mode === "Test") &&
-            html`<p class="muted">Test mode: no real money moves. Choose the outcome to simulate.</p>
-            <label for="simulate">Simulated outcome</label>
-            <select id="simulate" name="simulate"><option value="succeed">Payment succeeds</option><option value="decline">Card declined</option></select>`
+            html`<p class="muted">${t.testModeNote}</p>
+            <label for="simulate">${t.simulatedOutcome}</label>
+            <select id="simulate" name="simulate"><option value="succeed">${t.paymentSucceeds}</option><option value="decline">${t.cardDeclined}</option></select>`
           }
         </fieldset>
-        <button type="submit" class="button">Place order and pay</button>
+        <button type="submit" class="button">${t.placeOrder}</button>
       </form>
       <aside aria-labelledby="summary" class="panel">
-        <h2 id="summary">Order summary</h2>
+        <h2 id="summary">${t.orderSummary}</h2>
         <ul class="summary">${props.lines.map((l) => html`<li><span>${l.quantity} × ${l.title} (${l.variantTitle})</span><span>${m(l.unitPriceMinor * l.quantity)}</span></li>`)}</ul>
         <${Totals} ctx=${ctx} q=${{ ...q, shippingLabel: props.shippingLabel }} />
-        <p class="muted">Shown with ${props.shippingLabel ?? "the first shipping method"} (“Update total” after choosing another); the confirmation shows what was charged.</p>
+        <p class="muted">${t.shownWith(props.shippingLabel)}</p>
       </aside>
     </div>`;
 }
@@ -181,17 +184,18 @@ export function OrderBody(props: {
 }): VNode {
   const { ctx, o } = props;
   const paid = o.status !== "pending";
+  const { t } = ctx.loc;
   return html`<section class="panel">
-    <h1>${paid ? "Thank you, your order is confirmed" : "Your order awaits payment"}</h1>
+    <h1>${paid ? t.thankYou : t.awaitsPayment}</h1>
     <${Alert} message=${props.payError} />
-    <p>Order <strong class="mono">${o.id}</strong>, placed on ${ctx.loc.date(o.createdAt)} · status <strong>${o.status}</strong>.</p>
-    ${paid && props.email && html`<p>A confirmation has been sent to ${props.email}.</p>`}
+    <p>${t.order} <strong class="mono">${o.id}</strong>, ${t.placedOn(ctx.loc.date(o.createdAt))} · ${t.status} <strong>${t.orderStatus[o.status] ?? o.status}</strong>.</p>
+    ${paid && props.email && html`<p>${t.confirmationSent(props.email)}</p>`}
     <ul class="summary">${o.lines.map((l) => html`<li><span>${l.quantity} × ${l.title}</span><span>${ctx.loc.money(l.totalMinor)}</span></li>`)}</ul>
     <${Totals} ctx=${ctx} q=${o} />
-    ${o.shippingMethod && html`<p>Shipping: ${o.shippingMethod}</p>`}
+    ${o.shippingMethod && html`<p>${t.shippingBy(o.shippingMethod)}</p>`}
     ${
       o.shippingAddress &&
-      html`<h2>Ship to</h2>
+      html`<h2>${t.shipTo}</h2>
       <address data-shipping-address>${addressLines(o.shippingAddress, ctx.loc.country).map((l, i) => html`${i ? html`<br />` : ""}${l}`)}</address>`
     }
     ${
@@ -199,13 +203,13 @@ export function OrderBody(props: {
       o.status === "pending" &&
       html`<form method="post" action=${`/orders/${encodeURIComponent(o.id)}/pay`} class="stack">
         <${Csrf} ctx=${ctx} />
-        <label for="gateway">Pay with</label>
-        <select id="gateway" name="gateway">${props.gateways.map((g) => html`<option value=${g.name}>${g.name}${g.mode === "Test" ? " (Test mode)" : ""}</option>`)}</select>
-        <label for="simulate">Simulated outcome</label>
-        <select id="simulate" name="simulate"><option value="succeed">Payment succeeds</option><option value="decline">Card declined</option></select>
-        <button type="submit" class="button">Pay now</button>
+        <label for="gateway">${t.payWith}</label>
+        <select id="gateway" name="gateway">${props.gateways.map((g) => html`<option value=${g.name}>${g.name}${g.mode === "Test" ? ` (${t.testMode})` : ""}</option>`)}</select>
+        <label for="simulate">${t.simulatedOutcome}</label>
+        <select id="simulate" name="simulate"><option value="succeed">${t.paymentSucceeds}</option><option value="decline">${t.cardDeclined}</option></select>
+        <button type="submit" class="button">${t.payNow}</button>
       </form>`
     }
-    <p><a href="/products">Continue shopping</a></p>
+    <p><a href="/products">${t.continueShopping}</a></p>
   </section>`;
 }

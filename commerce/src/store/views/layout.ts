@@ -22,8 +22,9 @@ export function Csrf({ ctx }: { ctx: PageCtx }): VNode {
 export function Layout(props: { ctx: PageCtx; title: string; q?: string; children: unknown }): VNode {
   const { ctx, title, children } = props;
   const { loc } = ctx;
+  const { t } = loc;
   const s = loc.store;
-  return html`<html lang=${loc.lang}>
+  return html`<html lang=${loc.htmlLang}>
     <head>
       <meta charset="utf-8" />
       <meta name="viewport" content="width=device-width, initial-scale=1" />
@@ -31,19 +32,19 @@ export function Layout(props: { ctx: PageCtx; title: string; q?: string; childre
       <link rel="stylesheet" href=${ctx.css} />
     </head>
     <body>
-      <a class="skip" href="#main">Skip to content</a>
+      <a class="skip" href="#main">${t.skip}</a>
       <header class="top">
         <div class="wrap bar">
           <a class="brand" href="/">${s.name}</a>
           <form class="search" role="search" method="get" action="/products">
-            <label for="q" class="sr">Search products</label>
-            <input id="q" name="q" type="search" value=${props.q ?? ""} placeholder="Search products" maxlength="100" />
-            <button type="submit">Search</button>
+            <label for="q" class="sr">${t.searchLabel}</label>
+            <input id="q" name="q" type="search" value=${props.q ?? ""} placeholder=${t.searchLabel} maxlength="100" />
+            <button type="submit">${t.search}</button>
           </form>
-          <nav aria-label="Store">
-            <a href="/products">Products</a>
-            <a href="/account">${ctx.customer ? "Account" : "Sign in"}</a>
-            <a href="/cart" class="cart">Cart <span class="count" aria-label=${`${ctx.cartCount} items`}>${ctx.cartCount}</span></a>
+          <nav aria-label=${t.navLabel}>
+            <a href="/products">${t.products}</a>
+            <a href="/account">${ctx.customer ? t.account : t.signIn}</a>
+            <a href="/cart" class="cart">${t.cart} <span class="count" aria-label=${t.cartItems(ctx.cartCount)}>${ctx.cartCount}</span></a>
           </nav>
         </div>
       </header>
@@ -60,11 +61,12 @@ export function Layout(props: { ctx: PageCtx; title: string; q?: string; childre
 
 /** The store's contact details (whatever the settings give). */
 export function Contact({ loc }: { loc: Locale }): VNode {
+  const { t } = loc;
   const s = loc.store;
   const a = s.address;
   return html`<address class="contact">
-    ${s.contactEmail && html`<span>Email: <a href=${`mailto:${s.contactEmail}`}>${s.contactEmail}</a></span>`}
-    ${s.supportPhone && html`<span>Phone: <a href=${`tel:${s.supportPhone.replace(/[^+0-9]/g, "")}`}>${s.supportPhone}</a></span>`}
+    ${s.contactEmail && html`<span>${t.emailLabel} <a href=${`mailto:${s.contactEmail}`}>${s.contactEmail}</a></span>`}
+    ${s.supportPhone && html`<span>${t.phoneLabel} <a href=${`tel:${s.supportPhone.replace(/[^+0-9]/g, "")}`}>${s.supportPhone}</a></span>`}
     ${
       a &&
       html`<span>${[
@@ -81,11 +83,11 @@ export function Contact({ loc }: { loc: Locale }): VNode {
 }
 
 /** An error page body. */
-export function ErrorBody({ status, message }: { status: number; message: string }): VNode {
+export function ErrorBody({ loc, status, message }: { loc: Locale; status: number; message: string }): VNode {
   return html`<section class="panel" role="alert">
-    <h1>${status === 404 ? "Not found" : "Something went wrong"}</h1>
+    <h1>${status === 404 ? loc.t.notFound : loc.t.somethingWrong}</h1>
     <p>${message}</p>
-    <p><a href="/products">Continue shopping</a></p>
+    <p><a href="/products">${loc.t.continueShopping}</a></p>
   </section>`;
 }
 
