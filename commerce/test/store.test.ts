@@ -205,6 +205,26 @@ describe("cart and checkout", () => {
     expect((await new StoreClient(base).get(`/orders/${encodeURIComponent(orderId)}`)).status).toBe(404);
   });
 
+  it("refuses more than the stock in the shopper's language", async () => {
+    const c = new StoreClient(base);
+    const prod = await c.get(`/products/${ids["Blue Mug"]}`);
+    const large =
+      [...prod.html.matchAll(/name="variantId" value="([^"]+)"/g)].map((m) => m[1] ?? "")[1] ?? "";
+    await c.post("/cart/add", { variantId: large, quantity: "5" });
+    expect(text((await c.get("/cart")).html)).toContain("Nur 3 verfügbar");
+    await c.get("/checkout");
+    const r = await c.post("/checkout", {
+      name: "Max",
+      email: "max@example.test",
+      country: "DE",
+      ...ADDRESS,
+      shippingMethod: "standard",
+      gateway: "card",
+    });
+    expect(r.status).toBe(422);
+    expect(text(r.html)).toContain("Ihr Warenkorb hat sich geändert");
+  });
+
   it("a declined payment leaves the order pending and payable again", async () => {
     const c = new StoreClient(base);
     const prod = await c.get(`/products/${ids["Green Tea"]}`);
