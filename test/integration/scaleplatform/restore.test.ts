@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { ScalePlatform } from "../../../src/api/v1alpha1/scaleplatform.ts";
 import type { ScalePlatformRestore } from "../../../src/api/v1alpha1/scaleplatformrestore.ts";
 import { kubectl, useNamespace, waitFor } from "../../support/cluster.ts";
-import { skipReason } from "../addons/support.ts";
+import { addonEnv, skipReason } from "../addons/support.ts";
 import {
   applyPlatform,
   createS3Secret,
@@ -61,6 +61,23 @@ async function waitRestore(
   return r;
 }
 
+/**
+ * Closes the current WAL segment and waits until it is in the repository, so "latest" and a time
+ * just past includes what was written (otherwise the archive timeout, a minute, decides). Its own
+ * statement: pg_switch_wal in the writing transaction would switch before the commit.
+ */
+async function archiveNow(ns: string): Promise<void> {
+  const segment = await psql(ns, DB, "select pg_walfile_name(pg_switch_wal())");
+  await waitFor(
+    async () => (await psql(ns, DB, "select last_archived_wal from pg_stat_archiver")) >= segment,
+    {
+      timeoutMs: 30_000,
+      intervalMs: 500,
+      what: "the WAL segment archived",
+    },
+  );
+}
+
 /** Rows of probe by tag, read as the app's user on the current database pod. */
 async function tags(ns: string): Promise<string> {
   return psql(ns, DB, "select string_agg(tag, ',' order by tag) from (select distinct tag from probe) t");
@@ -115,8 +132,18 @@ describe.skipIf(reason)("ScalePlatformRestore (pgBackRest PITR into a new volume
   }, 600_000);
 
   it("a restore whose Job fails leaves the shop serving; the next restore succeeds", async () => {
-    // The restore Job's pod is lost while it restores (as on a node failure or an eviction): the
-    // Job fails (no retries), the real failure path once the Job has started.
+    // The repository refuses the restore Job (its S3 secret key is wrong when the Job's pod
+    // starts; the database pod keeps the key it started with, so archiving goes on): pgBackRest
+    // fails inside the running Job, before any new timeline exists — the real failure path once
+    // the Job has started, and one that leaves nothing in the repository.
+    const key = (secretKey: string) =>
+      kubectl(
+        ["patch", "secret", "s3", "-p", JSON.stringify({ stringData: { secretAccessKey: secretKey } })],
+        {
+          namespace: ns.name,
+        },
+      );
+    await key("not-the-secret-key");
     const outages: number[] = [];
     let polling = true;
     const poller = (async () => {
@@ -128,26 +155,9 @@ describe.skipIf(reason)("ScalePlatformRestore (pgBackRest PITR into a new volume
         await sleep(200);
       }
     })();
-    expect((await applyRestore(ns.name, "lost", {})).code).toBe(0);
-    const pod = await waitFor(
-      async () => {
-        const r = await kubectl(
-          [
-            "get",
-            "pods",
-            "-l",
-            "cronscale.io/restore=lost",
-            "-o",
-            'jsonpath={.items[?(@.status.phase=="Running")].metadata.name}',
-          ],
-          { namespace: ns.name },
-        );
-        return r.stdout.trim() || undefined;
-      },
-      { timeoutMs: 60_000, intervalMs: 200, what: "the restore Job's pod running" },
-    );
-    await kubectl(["delete", "pod", pod, "--wait=false"], { namespace: ns.name });
-    const failed = await waitRestore(ns.name, "lost", "Failed");
+    expect((await applyRestore(ns.name, "denied", {})).code).toBe(0);
+    const failed = await waitRestore(ns.name, "denied", "Failed");
+    await key(addonEnv("s3.env")?.S3_SECRET_KEY ?? "");
     polling = false;
     await poller;
     expect(failed.status?.message).toMatch(/^restore failed, platform untouched: /);
@@ -158,14 +168,15 @@ describe.skipIf(reason)("ScalePlatformRestore (pgBackRest PITR into a new volume
     expect(sts?.metadata.annotations?.["cronscale.io/data-claim"]).toBeUndefined();
     const app = await getObj(ns.name, "deployment", NAME);
     expect(app?.metadata.annotations?.["cronscale.io/restore-hold"]).toBeUndefined();
-    await waitFor(async () => !(await getObj(ns.name, "pvc", `${NAME}-db-lost`)), {
+    await waitFor(async () => !(await getObj(ns.name, "pvc", `${NAME}-db-denied`)), {
       timeoutMs: 30_000,
       intervalMs: 500,
       what: "the failed restore's volume deleted",
     });
     expect(await tags(ns.name)).toBe("base");
 
-    // The next restore (latest) is not blocked and succeeds.
+    // The next restore (latest) is not blocked and succeeds; latest is the last archived WAL.
+    await archiveNow(ns.name);
     expect((await applyRestore(ns.name, "latest", {})).code).toBe(0);
     const done = await waitRestore(ns.name, "latest", "Succeeded");
     expect(done.status?.volumeClaimName).toBe(`${NAME}-db-latest`);
@@ -180,12 +191,7 @@ describe.skipIf(reason)("ScalePlatformRestore (pgBackRest PITR into a new volume
     await sleep(1500);
     await psql(ns.name, DB, "insert into probe(tag) values ('after')");
     expect(await tags(ns.name)).toBe("after,base,before");
-    // Its own statement: pg_switch_wal in the insert's transaction would switch before the commit.
-    const segment = await psql(ns.name, DB, "select pg_walfile_name(pg_switch_wal())");
-    await waitFor(
-      async () => (await psql(ns.name, DB, "select last_archived_wal from pg_stat_archiver")) >= segment,
-      { timeoutMs: 30_000, intervalMs: 500, what: "the WAL segment archived" },
-    );
+    await archiveNow(ns.name);
 
     // The shop answers through the Ingress (/healthz queries the database) all along.
     const outages: number[] = [];

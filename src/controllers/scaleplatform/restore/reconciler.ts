@@ -220,6 +220,9 @@ export class RestoreReconciler implements Reconciler {
     const out = jobOutcome(job, pods);
     if (!out.done) return { result: {} };
     if (!out.ok) {
+      // The Job goes first (its message is in the status and the Event): a failed pod still
+      // names the volume, and the volume's protection keeps it until no pod does.
+      await ctx.client.delete("batch/v1", "Job", ns, jobName, { propagationPolicy: "Background" });
       await ctx.client.delete("v1", "PersistentVolumeClaim", ns, claim, { propagationPolicy: "Background" });
       return this.fail(ctx, r, `restore failed, platform untouched: ${out.message || "Job failed"}`);
     }
