@@ -11,6 +11,18 @@ import { type Browser, type BrowserContext, chromium, type Page } from "playwrig
 /** Where Chromium is (the Debian package). */
 export const CHROMIUM = process.env.CRONSCALE_CHROMIUM ?? "/usr/bin/chromium";
 
+/** Launch flags for headless Chromium on a closed network (no sandbox user namespace, no updates, no sync). */
+export const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
 /** Screenshots of every route go here (git-ignored), per test run. */
 export const ARTIFACTS = fileURLToPath(new URL("../../tmp/artifacts/dashboard/", import.meta.url));
 
@@ -28,16 +40,7 @@ export async function launchChromium(): Promise<TestBrowser> {
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
+    args: CHROMIUM_ARGS,
   });
   return {
     browser,

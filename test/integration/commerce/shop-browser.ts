@@ -5,7 +5,7 @@ import { join } from "node:path";
 import tls from "node:tls";
 import { fileURLToPath } from "node:url";
 import { type Browser, chromium, type Page } from "playwright-core";
-import { CHROMIUM } from "../../support/browser.ts";
+import { CHROMIUM, CHROMIUM_ARGS } from "../../support/browser.ts";
 import { ingressPorts, localCa } from "../scaleplatform/operator.ts";
 
 // Debian's Chromium reaching a platform's hosts the way a user's browser does — HTTPS with the
@@ -54,14 +54,7 @@ export async function launchThroughIngress(hosts: string[]): Promise<Browser> {
     executablePath: CHROMIUM,
     headless: true,
     args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
+      ...CHROMIUM_ARGS,
       `--host-resolver-rules=${hosts.map((h) => `MAP ${h} 127.0.0.1:${port}`).join(",")}, EXCLUDE localhost`,
       `--ignore-certificate-errors-spki-list=${[...pins].join(",")}`,
     ],

@@ -78,6 +78,28 @@ async function archiveNow(ns: string): Promise<void> {
   );
 }
 
+/** Reads the shop's /healthz through the Ingress every 200 ms until stopped; returns when each read failed. */
+function watchShop(): { stop(): Promise<number[]> } {
+  const outages: number[] = [];
+  let polling = true;
+  const poller = (async () => {
+    while (polling) {
+      const ok = await viaIngress(HOST, "/healthz", { timeoutMs: 2000 })
+        .then((r) => r.status === 200)
+        .catch(() => false);
+      if (!ok) outages.push(Date.now());
+      await sleep(200);
+    }
+  })();
+  return {
+    stop: async () => {
+      polling = false;
+      await poller;
+      return outages;
+    },
+  };
+}
+
 /** Rows of probe by tag, read as the app's user on the current database pod. */
 async function tags(ns: string): Promise<string> {
   return psql(ns, DB, "select string_agg(tag, ',' order by tag) from (select distinct tag from probe) t");
@@ -144,22 +166,11 @@ describe.skipIf(reason)("ScalePlatformRestore (pgBackRest PITR into a new volume
         },
       );
     await key("not-the-secret-key");
-    const outages: number[] = [];
-    let polling = true;
-    const poller = (async () => {
-      while (polling) {
-        const ok = await viaIngress(HOST, "/healthz", { timeoutMs: 2000 })
-          .then((r) => r.status === 200)
-          .catch(() => false);
-        if (!ok) outages.push(Date.now());
-        await sleep(200);
-      }
-    })();
+    const shop = watchShop();
     expect((await applyRestore(ns.name, "denied", {})).code).toBe(0);
     const failed = await waitRestore(ns.name, "denied", "Failed");
     await key(addonEnv("s3.env")?.S3_SECRET_KEY ?? "");
-    polling = false;
-    await poller;
+    const outages = await shop.stop();
     expect(failed.status?.message).toMatch(/^restore failed, platform untouched: /);
     expect(failed.status?.cutoverStartTime).toBeUndefined();
     expect(outages, "failed reads through the Ingress during the failed restore").toEqual([]);
@@ -194,21 +205,10 @@ describe.skipIf(reason)("ScalePlatformRestore (pgBackRest PITR into a new volume
     await archiveNow(ns.name);
 
     // The shop answers through the Ingress (/healthz queries the database) all along.
-    const outages: number[] = [];
-    let polling = true;
-    const poller = (async () => {
-      while (polling) {
-        const ok = await viaIngress(HOST, "/healthz", { timeoutMs: 2000 })
-          .then((r) => r.status === 200)
-          .catch(() => false);
-        if (!ok) outages.push(Date.now());
-        await sleep(200);
-      }
-    })();
+    const shop = watchShop();
     expect((await applyRestore(ns.name, "pitr", { targetTime: target })).code).toBe(0);
     const done = await waitRestore(ns.name, "pitr", "Succeeded");
-    polling = false;
-    await poller;
+    const outages = await shop.stop();
     const cutover = Date.parse(done.status?.cutoverStartTime ?? "");
     expect(
       outages.filter((t) => t < cutover - 1000),
