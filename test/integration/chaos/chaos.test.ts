@@ -96,7 +96,7 @@ describe.skipIf(!own)("chaos", () => {
     const drain = await runDrain({
       ...base,
       leader: freeze.survivor,
-      count: 25,
+      count: 40,
       graceSeconds: 40,
       convergedBeforeTerm: 3,
     });
