@@ -9,6 +9,7 @@ describe("loadConfig", () => {
       httpPort: 8080,
       logLevel: "info",
       workers: 2,
+      kubeRequestTimeoutSeconds: 30,
       leaderElection: {
         enabled: false,
         name: "cronscale-leader",
@@ -33,6 +34,11 @@ describe("loadConfig", () => {
     expect(c.namespace).toBe("flag-ns");
     expect(c.leaderElection).toMatchObject({ enabled: true, leaseDurationSeconds: 30, namespace: "flag-ns" });
     expect(c.controllers.scheduledTask.images.python).toBe("py:2");
+  });
+
+  it("reads the Kubernetes request timeout", () => {
+    expect(loadConfig([], { CRONSCALE_KUBE_REQUEST_TIMEOUT_SECONDS: "5" }).kubeRequestTimeoutSeconds).toBe(5);
+    expect(() => loadConfig(["--kube-request-timeout-seconds=0"], {})).toThrow(/kubeRequestTimeoutSeconds/);
   });
 
   it("understands controller-runtime style aliases and bare boolean flags", () => {

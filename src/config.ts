@@ -201,6 +201,10 @@ export const ConfigSchema = z.object({
     .describe("Log level"),
   workers: z.coerce.number().int().min(1).default(2).describe("Concurrent reconciles per controller"),
   shutdownTimeoutSeconds: seconds(30, "Longest wait for in-flight reconciles on SIGTERM"),
+  kubeRequestTimeoutSeconds: seconds(
+    30,
+    "Longest time one Kubernetes API request (not a watch) may take before it fails and is retried",
+  ),
   leaderElection: LeaderElectionSchema.prefault({}),
   controllers: ControllersSchema.prefault({}),
   notifications: NotificationsConfigSchema,

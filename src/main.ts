@@ -42,6 +42,7 @@ export async function runOperator(argv: readonly string[], env: NodeJS.ProcessEn
         }
       : false,
     shutdownTimeoutMs: cfg.shutdownTimeoutSeconds * 1000,
+    requestTimeoutMs: cfg.kubeRequestTimeoutSeconds * 1000,
   });
   const archive = cfg.archive.dsn ? new PgExecutionArchive(cfg.archive.dsn) : undefined;
   const stopMaintenance = archive
@@ -62,7 +63,14 @@ export async function runOperator(argv: readonly string[], env: NodeJS.ProcessEn
   const history = archive
     ? await startHistoryServer(
         { host: cfg.archive.httpHost, port: cfg.archive.httpPort, log, tls: cfg.archive.tls },
-        { archive, authorizer: new KubeAuthorizer(new RealKubeClient(KubeTransport.create(kc))) },
+        {
+          archive,
+          authorizer: new KubeAuthorizer(
+            new RealKubeClient(
+              KubeTransport.create(kc, { requestTimeoutMs: cfg.kubeRequestTimeoutSeconds * 1000 }),
+            ),
+          ),
+        },
       )
     : undefined;
   registerScalePlatformControllers(manager, {

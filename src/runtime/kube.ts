@@ -3,7 +3,7 @@ import type { Logger } from "pino";
 import { RealKubeClient } from "./client.ts";
 import { KubeListWatch } from "./listwatch.ts";
 import { Manager, type ManagerOptions } from "./manager.ts";
-import { KubeTransport } from "./rest.ts";
+import { KubeTransport, type TransportOptions } from "./rest.ts";
 
 /** Loads a kubeconfig: an explicit path, else KUBECONFIG / in-cluster / ~/.kube/config. */
 export function loadKubeConfig(path?: string): KubeConfig {
@@ -14,12 +14,15 @@ export function loadKubeConfig(path?: string): KubeConfig {
 }
 
 /** The real client and list/watch factory for a kubeconfig. */
-export function kubeConnection(kc: KubeConfig): {
+export function kubeConnection(
+  kc: KubeConfig,
+  opts: TransportOptions = {},
+): {
   transport: KubeTransport;
   client: RealKubeClient;
   sourceFor: ManagerOptions["sourceFor"];
 } {
-  const transport = KubeTransport.create(kc);
+  const transport = KubeTransport.create(kc, opts);
   return {
     transport,
     client: new RealKubeClient(transport),
@@ -30,8 +33,9 @@ export function kubeConnection(kc: KubeConfig): {
 /** A Manager talking to the cluster of `kc`. */
 export function createKubeManager(
   kc: KubeConfig,
-  opts: Omit<ManagerOptions, "client" | "sourceFor"> & { log: Logger },
+  opts: Omit<ManagerOptions, "client" | "sourceFor"> & { log: Logger } & TransportOptions,
 ): Manager {
-  const { client, sourceFor } = kubeConnection(kc);
-  return new Manager({ ...opts, client, sourceFor });
+  const { requestTimeoutMs, ...rest } = opts;
+  const { client, sourceFor } = kubeConnection(kc, { requestTimeoutMs });
+  return new Manager({ ...rest, client, sourceFor });
 }

@@ -3,9 +3,9 @@ import type { AddressInfo } from "node:net";
 import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RealKubeClient } from "./client.ts";
-import { ApiError, isNotFound } from "./errors.ts";
+import { ApiError, isNotFound, RetryableError } from "./errors.ts";
 import { KubeListWatch } from "./listwatch.ts";
-import { KubeTransport } from "./rest.ts";
+import { DEFAULT_REQUEST_TIMEOUT_MS, KubeTransport, RequestTimeoutError } from "./rest.ts";
 
 // The raw transport and RealKubeClient against a scripted HTTP server on loopback: what goes on
 // the wire (paths, query, content types) and how answers are read. The real API server is
@@ -197,5 +197,116 @@ describe("KubeListWatch wire format", () => {
       allowWatchBookmarks: "true",
       labelSelector: "x=y",
     });
+  });
+});
+
+// A server that accepts connections and then goes quiet: before the headers, or after them in the
+// middle of the body, or (for a watch) after the 200 with no event ever. Nothing may hang on it.
+describe("a stalled API server", () => {
+  let stall: Server;
+  let stallPort = 0;
+  const sockets = new Set<import("node:net").Socket>();
+  /** Connections holding a request that is never answered. */
+  const stalledOpen = new Set<import("node:net").Socket>();
+
+  beforeAll(async () => {
+    stall = createServer((req, res) => {
+      const url = new URL(req.url!, "http://x");
+      if (url.pathname === "/api/v1") {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ resources: [{ name: "configmaps", kind: "ConfigMap", namespaced: true }] }));
+        return;
+      }
+      if (url.pathname.endsWith("/half")) {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.write('{"kind":"ConfigMap",');
+        return; // never the rest
+      }
+      if (url.searchParams.get("watch") === "true") {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.flushHeaders();
+        return; // a watch that never delivers an event
+      }
+      // Anything else: accepted, read, never answered.
+      stalledOpen.add(req.socket);
+      req.socket.on("close", () => stalledOpen.delete(req.socket));
+    });
+    stall.on("connection", (s) => {
+      sockets.add(s);
+      s.on("close", () => sockets.delete(s));
+    });
+    await new Promise<void>((r) => stall.listen(0, "127.0.0.1", () => r()));
+    stallPort = (stall.address() as AddressInfo).port;
+  });
+
+  afterAll(async () => {
+    for (const s of sockets) s.destroy();
+    await new Promise<void>((r) => stall.close(() => r()));
+  });
+
+  function stalled(requestTimeoutMs?: number): KubeTransport {
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: "c", server: `http://127.0.0.1:${stallPort}`, skipTLSVerify: true }],
+      users: [{ name: "u", token: "t0ken" }],
+      contexts: [{ name: "x", cluster: "c", user: "u" }],
+      currentContext: "x",
+    });
+    return KubeTransport.create(kc, { requestTimeoutMs });
+  }
+
+  it("times a request out that never gets an answer, as a retryable error", { timeout: 5_000 }, async () => {
+    const started = Date.now();
+    const c = new RealKubeClient(stalled(300));
+    const err = await c
+      .apply({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "a", namespace: "ns" }, data: {} })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RequestTimeoutError);
+    expect(err).toBeInstanceOf(RetryableError);
+    expect((err as Error).message).toMatch(
+      /^PATCH \/api\/v1\/namespaces\/ns\/configmaps\/a: no answer within 300 ms/,
+    );
+    expect(Date.now() - started).toBeLessThan(3_000);
+    // The stalled socket is given up, not left for the pool to reuse.
+    await expect.poll(() => stalledOpen.size, { timeout: 2_000 }).toBe(0);
+  });
+
+  it("times a request out whose answer stops halfway through the body", { timeout: 5_000 }, async () => {
+    const t = stalled(300);
+    await expect(t.request("GET", "/api/v1/namespaces/ns/configmaps/half")).rejects.toBeInstanceOf(
+      RequestTimeoutError,
+    );
+  });
+
+  it("has a default timeout and lets one request override it", { timeout: 5_000 }, async () => {
+    expect(DEFAULT_REQUEST_TIMEOUT_MS).toBe(30_000);
+    const t = stalled();
+    await expect(t.request("GET", "/api/v1/namespaces/ns/configmaps/x", { timeoutMs: 200 })).rejects.toThrow(
+      /no answer within 200 ms/,
+    );
+  });
+
+  it("reports the caller's own abort as such, not as a timeout", { timeout: 5_000 }, async () => {
+    const t = stalled(10_000);
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 100);
+    const err = await t
+      .request("GET", "/api/v1/namespaces/ns/configmaps/x", { signal: ac.signal })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect(err).not.toBeInstanceOf(RequestTimeoutError);
+  });
+
+  it("ends a watch that stays silent past its inactivity limit, so the informer restarts it", {
+    timeout: 5_000,
+  }, async () => {
+    const t = stalled(60_000);
+    const started = Date.now();
+    const done = await new Promise<unknown>((resolve) => {
+      void t.watch("/api/v1/namespaces/ns/configmaps", { resourceVersion: "1" }, () => {}, resolve, 300);
+    });
+    expect(done).toBeTruthy();
+    expect((done as Error).name).toBe("TimeoutError");
+    expect(Date.now() - started).toBeLessThan(3_000);
   });
 });

@@ -1,5 +1,5 @@
-import { type KubeConfig, KubernetesObjectApi, Watch } from "@kubernetes/client-node";
-import { ApiError } from "./errors.ts";
+import { type KubeConfig, KubernetesObjectApi, type RequestContext, Watch } from "@kubernetes/client-node";
+import { ApiError, RetryableError } from "./errors.ts";
 import { type ResourceType, splitApiVersion } from "./types.ts";
 
 /** Discovery facts about one resource type. */
@@ -18,6 +18,32 @@ export interface RequestOptions {
   /** Accept header (default application/json), e.g. {@link METADATA_LIST_ACCEPT}. */
   accept?: string;
   signal?: AbortSignal;
+  /** Overrides the transport's per-request timeout for this request (0: none). */
+  timeoutMs?: number;
+}
+
+/** Options of a transport. */
+export interface TransportOptions {
+  /**
+   * Longest time one non-watch request may take, from sending to the last byte of the answer
+   * (default {@link DEFAULT_REQUEST_TIMEOUT_MS}; 0: none). A socket the server accepts but never
+   * answers would otherwise hold the caller (a reconcile worker) until the kernel gives up.
+   * Watches are long-lived and have their own inactivity limit instead.
+   */
+  requestTimeoutMs?: number;
+}
+
+/** Default per-request timeout, as kubectl's and client-go's usual `--request-timeout` scale. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
+/** A request that got no complete answer within its timeout; retried like any transient failure. */
+export class RequestTimeoutError extends RetryableError {
+  readonly timeoutMs: number;
+  constructor(message: string, timeoutMs: number, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "RequestTimeoutError";
+    this.timeoutMs = timeoutMs;
+  }
 }
 
 /** Asks a LIST for PartialObjectMetadataList: names, labels, annotations, owners; no spec/data. */
@@ -39,16 +65,18 @@ export class KubeTransport extends KubernetesObjectApi {
   private readonly kc: KubeConfig;
   private readonly discovery = new Map<string, Promise<Map<string, ResourceInfo>>>();
   private dispatcher: unknown;
+  private readonly requestTimeoutMs: number;
 
-  private constructor(kc: KubeConfig, base: KubernetesObjectApi) {
+  private constructor(kc: KubeConfig, base: KubernetesObjectApi, opts: TransportOptions) {
     // biome-ignore lint/suspicious/noExplicitAny: reuse the configuration client-node built for this kubeconfig
     super((base as any).configuration);
     this.kc = kc;
+    this.requestTimeoutMs = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   }
 
   /** Creates a transport for the current context of `kc`. */
-  static create(kc: KubeConfig): KubeTransport {
-    return new KubeTransport(kc, KubernetesObjectApi.makeApiClient(kc));
+  static create(kc: KubeConfig, opts: TransportOptions = {}): KubeTransport {
+    return new KubeTransport(kc, KubernetesObjectApi.makeApiClient(kc), opts);
   }
 
   /** The kubeconfig this transport authenticates with. */
@@ -68,7 +96,29 @@ export class KubeTransport extends KubernetesObjectApi {
       ctx.setHeaderParam("Content-Type", opts.contentType ?? "application/json");
       ctx.setBody(JSON.stringify(opts.body));
     }
-    if (opts.signal) ctx.setSignal(opts.signal as never);
+    // One timer per request, cleared as soon as the answer is read (AbortSignal.timeout would keep
+    // a timer alive for the full period after every request).
+    const timeoutMs = opts.timeoutMs ?? this.requestTimeoutMs;
+    const timer = timeoutMs > 0 ? new AbortController() : undefined;
+    const timeout = timer ? setTimeout(() => timer.abort(), timeoutMs) : undefined;
+    const signals = [opts.signal, timer?.signal].filter((x): x is AbortSignal => x !== undefined);
+    if (signals.length)
+      ctx.setSignal((signals.length === 1 ? signals[0] : AbortSignal.any(signals)) as never);
+    try {
+      return await this.send<T>(method, path, ctx);
+    } catch (err) {
+      if (timer?.signal.aborted && !opts.signal?.aborted) {
+        throw new RequestTimeoutError(`${method} ${path}: no answer within ${timeoutMs} ms`, timeoutMs, {
+          cause: err,
+        });
+      }
+      throw err;
+    } finally {
+      clearTimeout(timeout);
+    }
+  }
+
+  private async send<T>(method: Method, path: string, ctx: RequestContext): Promise<T> {
     await this.kc.applySecurityAuthentication(ctx);
     // client-node builds a fresh connection pool per request; keep the first one so
     // connections (and TLS sessions) are reused across requests.
