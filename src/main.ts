@@ -9,11 +9,8 @@ import {
   platformControllerConfigFrom,
   registerScalePlatformControllers,
 } from "./controllers/scaleplatform/index.ts";
-import {
-  registerScheduledTaskControllers,
-  taskControllerConfigFrom,
-} from "./controllers/scheduledtask/index.ts";
 import { KubePodLogReader } from "./controllers/taskexecution/logs.ts";
+import { registerScheduledTaskControllers, taskControllerConfigFrom } from "./controllers/tasks.ts";
 import { createLogger, SecretRegistry } from "./log.ts";
 import { registerNotificationControllers } from "./notify/index.ts";
 import { RealKubeClient } from "./runtime/client.ts";

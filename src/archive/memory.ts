@@ -1,4 +1,4 @@
-import { sumCosts } from "../controllers/taskexecution/billing.ts";
+import { sumCosts } from "../controllers/scheduledtask/billing.ts";
 import type { ArchivedRun, ExecutionArchive, HistoryQuery, RunSummary, UsageRow } from "./store.ts";
 
 // In-memory ExecutionArchive for the controllers' unit tests (the SQL itself is tested against a

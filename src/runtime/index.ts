@@ -17,6 +17,8 @@ export * from "./leader.ts";
 export * from "./listwatch.ts";
 export * from "./manager.ts";
 export * from "./metrics.ts";
+export * from "./owners.ts";
+export * from "./read.ts";
 export * from "./rest.ts";
 export * from "./selector.ts";
 export * from "./trim.ts";

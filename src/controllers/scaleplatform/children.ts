@@ -1,8 +1,8 @@
 import { ANNOTATION_DATA_CLAIM, ANNOTATION_RESTORE_HOLD } from "../../api/v1alpha1/labels.ts";
 import { platformDatabaseName } from "../../api/v1alpha1/names.ts";
 import { needsApply } from "../../runtime/apply.ts";
+import { readOne } from "../../runtime/read.ts";
 import type { KubeObject, ObjectKey, ReconcileContext } from "../../runtime/types.ts";
-import { readOne } from "../scheduledtask/read.ts";
 import { desiredAppDeployment, desiredAppService } from "./desired/app.ts";
 import type { PlatformInputs } from "./desired/common.ts";
 import { desiredConfigMap } from "./desired/configmap.ts";

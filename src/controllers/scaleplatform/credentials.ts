@@ -1,8 +1,8 @@
 import { randomInt } from "node:crypto";
 import { platformCredentialsSecretName, platformDatabaseSecretName } from "../../api/v1alpha1/names.ts";
 import { isConflict } from "../../runtime/errors.ts";
+import { controlledBy } from "../../runtime/owners.ts";
 import type { ObjectKey, ReconcileContext } from "../../runtime/types.ts";
-import { controlledBy } from "../scheduledtask/prune.ts";
 import { readChild } from "./children.ts";
 import type { PlatformInputs } from "./desired/common.ts";
 import { newCredentialsSecret, newDatabaseSecret, type RandomString } from "./desired/credentials.ts";

@@ -1,5 +1,5 @@
+import { controlledBy } from "../../runtime/owners.ts";
 import type { ReconcileContext } from "../../runtime/types.ts";
-import { controlledBy } from "../scheduledtask/prune.ts";
 import { readChild } from "./children.ts";
 import { nameOf, type PlatformInputs } from "./desired/common.ts";
 import { edgeMode, middlewareNames, TRAEFIK_API_VERSION } from "./desired/edge.ts";

@@ -1,8 +1,8 @@
 import { API_VERSION } from "../../api/v1alpha1/kind.ts";
 import { platformAppName } from "../../api/v1alpha1/names.ts";
 import type { ScalePlatform, ScalePlatformSpec } from "../../api/v1alpha1/scaleplatform.ts";
+import { readList, readOne } from "../../runtime/read.ts";
 import type { KubeObject, ReconcileContext } from "../../runtime/types.ts";
-import { readList, readOne } from "../scheduledtask/read.ts";
 import { platformHosts } from "./desired/common.ts";
 
 // One host, one platform: an Ingress controller given two Ingresses with the same host routes

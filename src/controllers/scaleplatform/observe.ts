@@ -1,8 +1,8 @@
 import { toQuantity } from "../../api/plans.ts";
 import { platformAppName, platformDatabasePvcName } from "../../api/v1alpha1/names.ts";
 import { needsApply } from "../../runtime/apply.ts";
+import { readList, readOne } from "../../runtime/read.ts";
 import type { KubeObject, ReconcileContext } from "../../runtime/types.ts";
-import { readList, readOne } from "../scheduledtask/read.ts";
 import type { PlatformControllerConfig } from "./config.ts";
 import { appPodSelector, bytes, nameOf, type PlatformInputs } from "./desired/common.ts";
 import { desiredPvcExpansion } from "./desired/database.ts";

@@ -1,6 +1,6 @@
 import { platformAppName, platformTlsName } from "../../api/v1alpha1/names.ts";
+import { controlledBy } from "../../runtime/owners.ts";
 import type { KubeObject, ReconcileContext } from "../../runtime/types.ts";
-import { controlledBy } from "../scheduledtask/prune.ts";
 import { childKey, type LiveChildren, readChild } from "./children.ts";
 import { nameOf, type PlatformInputs } from "./desired/common.ts";
 

@@ -7,8 +7,8 @@ import {
   scalePlatformSpecSchema,
 } from "../../api/v1alpha1/scaleplatform.ts";
 import { KeyBackoff } from "../../runtime/backoff.ts";
+import { readOne } from "../../runtime/read.ts";
 import type { ObjectKey, ReconcileContext, ReconcileResult, Reconciler } from "../../runtime/types.ts";
-import { readOne } from "../scheduledtask/read.ts";
 import { reconcileBackups } from "./backup/observe.ts";
 import { withBackupStatus } from "./backup/status.ts";
 import { applyChildren, desiredChildren, type LiveChildren } from "./children.ts";

@@ -1,5 +1,5 @@
 import type { TaskLanguage } from "../../api/v1alpha1/scheduledtask.ts";
-import { type BillingConfig, DEFAULT_BILLING, parseDecimal } from "../taskexecution/billing.ts";
+import { type BillingConfig, DEFAULT_BILLING, parseDecimal } from "./billing.ts";
 
 /** Operator settings the ScheduledTask controllers need (wired from the operator config). */
 export interface TaskControllerConfig {

@@ -2,8 +2,8 @@ import { TaskReason } from "../../api/v1alpha1/conditions.ts";
 import type { ScheduledTask, ScheduledTaskStatus } from "../../api/v1alpha1/scheduledtask.ts";
 import type { TaskExecution } from "../../api/v1alpha1/taskexecution.ts";
 import type { ExecutionArchive } from "../../archive/store.ts";
-import { planRetention } from "../taskexecution/retention.ts";
 import type { TaskControllerConfig } from "./config.ts";
+import { planRetention } from "./retention.ts";
 import { monthOf, monthUsage } from "./status.ts";
 
 // Where a task's finished runs live. Without an archive, TaskExecutions are the whole history

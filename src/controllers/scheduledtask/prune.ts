@@ -1,4 +1,5 @@
 import { ANNOTATION_CONFIG_REVISION } from "../../api/v1alpha1/labels.ts";
+import { controlledBy } from "../../runtime/owners.ts";
 import type { KubeObject } from "../../runtime/types.ts";
 
 // Which per-revision ConfigMaps/Secrets may go. Pure.
@@ -6,11 +7,6 @@ import type { KubeObject } from "../../runtime/types.ts";
 // Kept: the current revision; the previous one (a Job the CronJob created a moment ago may not be
 // in the cache yet); and every revision a Job that still exists refers to — its pod may still be
 // starting or running, and the output capture reads the Secret to mask its values.
-
-/** Whether `obj` is controlled by the object with this uid. */
-export function controlledBy(obj: KubeObject, uid: string | undefined): boolean {
-  return (obj.metadata.ownerReferences ?? []).some((r) => r.controller === true && r.uid === uid);
-}
 
 /** Revision an object (ConfigMap, Secret, Job) belongs to. */
 export function revisionOf(obj: KubeObject): string | undefined {

@@ -13,6 +13,8 @@ import { applyStatusIfChanged, needsApplyHashed, withAppliedHash } from "../../r
 import { KeyBackoff } from "../../runtime/backoff.ts";
 import { type Condition, getCondition } from "../../runtime/conditions.ts";
 import { isConflict } from "../../runtime/errors.ts";
+import { controlledBy } from "../../runtime/owners.ts";
+import { readList, readOne } from "../../runtime/read.ts";
 import type {
   KubeObject,
   ObjectKey,
@@ -29,8 +31,8 @@ import {
   desiredScriptConfigMap,
 } from "./desired.ts";
 import { planHistory } from "./history.ts";
-import { childrenToPrune, controlledBy } from "./prune.ts";
-import { readList, readOne, readTask } from "./read.ts";
+import { childrenToPrune } from "./prune.ts";
+import { readTask } from "./read.ts";
 import { computeStatus, monthUsage } from "./status.ts";
 import { validateTask } from "./validate.ts";
 

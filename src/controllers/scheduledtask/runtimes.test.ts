@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseRunnerReport } from "../taskexecution/billing.ts";
+import { parseRunnerReport } from "./billing.ts";
 import { PYTHON_STARTER, RUNNER_SCRIPT, START_FILE } from "./runtimes.ts";
 
 // The runner as the pod runs it, in the host's bash: exit status, output and the report.

@@ -6,7 +6,7 @@ import type { TaskLanguage } from "../../api/v1alpha1/scheduledtask.ts";
 // script with bash's $EPOCHREALTIME (microseconds, no fork), runs it under coreutils
 // `timeout -s KILL`, and writes what it measured to the container's termination message, which
 // the kubelet copies into the pod status (`state.terminated.message`) where the operator reads it
-// when recording the run (taskexecution/billing.ts). That is the billing measure: script start to
+// when recording the run (billing.ts). That is the billing measure: script start to
 // script end in milliseconds; for Go, the compile step before it is timed and reported separately
 // and not billed. Container timestamps have one-second granularity, too coarse to bill by.
 //

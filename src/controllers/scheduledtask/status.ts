@@ -15,7 +15,7 @@ import type {
 import type { TaskExecution } from "../../api/v1alpha1/taskexecution.ts";
 import { type Condition, type ConditionInput, formatTime, setCondition } from "../../runtime/conditions.ts";
 import type { KubeObject } from "../../runtime/types.ts";
-import { sumCosts } from "../taskexecution/billing.ts";
+import { sumCosts } from "./billing.ts";
 
 // Status is derived from the world on every reconcile, never accumulated: the same inputs give
 // the same status, so an unchanged world gives an unchanged status and no write.

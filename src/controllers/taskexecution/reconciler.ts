@@ -18,6 +18,7 @@ import type { ExecutionArchive } from "../../archive/store.ts";
 import { SecretRegistry } from "../../log.ts";
 import { formatTime } from "../../runtime/conditions.ts";
 import { isConflict, isNotFound } from "../../runtime/errors.ts";
+import { readList, readOne } from "../../runtime/read.ts";
 import type {
   KubeObject,
   ObjectKey,
@@ -25,16 +26,16 @@ import type {
   ReconcileResult,
   Reconciler,
 } from "../../runtime/types.ts";
+import { measureRun, parseRunnerReport, runCost } from "../scheduledtask/billing.ts";
 import type { TaskControllerConfig } from "../scheduledtask/config.ts";
 import { ownerRef, SCRIPT_CONTAINER } from "../scheduledtask/desired.ts";
 import { historyWindow } from "../scheduledtask/history.ts";
-import { readList, readOne, readTask } from "../scheduledtask/read.ts";
-import { measureRun, parseRunnerReport, runCost } from "./billing.ts";
+import { readTask } from "../scheduledtask/read.ts";
+import { planRetention } from "../scheduledtask/retention.ts";
 import { classify } from "./classify.ts";
 import type { PodLogReader } from "./logs.ts";
 import { assembleOutput } from "./output.ts";
 import { type JobLike, jobFacts, type PodLike, secretRefsOf } from "./pods.ts";
-import { planRetention } from "./retention.ts";
 
 const DAY_MS = 86_400_000;
 

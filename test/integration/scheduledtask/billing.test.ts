@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sumCosts } from "../../../src/controllers/taskexecution/billing.ts";
+import { sumCosts } from "../../../src/controllers/scheduledtask/billing.ts";
 import { useNamespace } from "../../support/cluster.ts";
 import { applyTask, getTask, runNow, waitExecutions, waitTask } from "./helpers.ts";
 import { installCrds, localTaskConfig, startOperator, type TestOperator } from "./operator.ts";

@@ -5,8 +5,8 @@ import {
   DEFAULT_TASK_CONTROLLER_CONFIG,
   type TaskControllerConfig,
 } from "../../../src/controllers/scheduledtask/config.ts";
-import { registerScheduledTaskControllers } from "../../../src/controllers/scheduledtask/index.ts";
 import { KubePodLogReader } from "../../../src/controllers/taskexecution/logs.ts";
+import { registerScheduledTaskControllers } from "../../../src/controllers/tasks.ts";
 import { createLogger } from "../../../src/log.ts";
 import { type KubeClient, RealKubeClient } from "../../../src/runtime/client.ts";
 import { KubeListWatch } from "../../../src/runtime/listwatch.ts";

@@ -7,8 +7,8 @@ import {
 } from "../../../api/v1alpha1/names.ts";
 import { needsApply } from "../../../runtime/apply.ts";
 import { isConflict } from "../../../runtime/errors.ts";
+import { readList } from "../../../runtime/read.ts";
 import type { KubeObject, ObjectKey, ReconcileContext } from "../../../runtime/types.ts";
-import { readList } from "../../scheduledtask/read.ts";
 import { readChild } from "../children.ts";
 import type { PlatformInputs } from "../desired/common.ts";
 import type { RandomString } from "../desired/credentials.ts";

@@ -13,6 +13,7 @@ import type {
 import { applyStatusIfChanged } from "../../../runtime/apply.ts";
 import { type Condition, formatTime, setCondition } from "../../../runtime/conditions.ts";
 import { isConflict } from "../../../runtime/errors.ts";
+import { readList, readOne } from "../../../runtime/read.ts";
 import type {
   KubeObject,
   ObjectKey,
@@ -20,7 +21,6 @@ import type {
   ReconcileResult,
   Reconciler,
 } from "../../../runtime/types.ts";
-import { readList, readOne } from "../../scheduledtask/read.ts";
 import type { PlatformControllerConfig } from "../config.ts";
 import { platformInputs } from "../desired/common.ts";
 import { backupJobSpec, backupLabels } from "./desired.ts";

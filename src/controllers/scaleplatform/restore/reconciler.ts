@@ -16,8 +16,8 @@ import type {
 import { applyStatusIfChanged } from "../../../runtime/apply.ts";
 import { formatTime } from "../../../runtime/conditions.ts";
 import { isConflict } from "../../../runtime/errors.ts";
+import { readList, readOne } from "../../../runtime/read.ts";
 import type { ObjectKey, ReconcileContext, ReconcileResult, Reconciler } from "../../../runtime/types.ts";
-import { readList, readOne } from "../../scheduledtask/read.ts";
 import type { PlatformControllerConfig } from "../config.ts";
 import { type PlatformInputs, platformInputs } from "../desired/common.ts";
 import { pvcRetention } from "../desired/database.ts";

@@ -1,5 +1,5 @@
 import type { TaskPlan } from "../../api/task-plans.ts";
-import { RUNNER_REPORT_TAG } from "../scheduledtask/runtimes.ts";
+import { RUNNER_REPORT_TAG } from "./runtimes.ts";
 
 // Billing of one run (by execution time, rounded to the nearest second: docs/scheduled-tasks.md, "Billing"). Pure.
 //

@@ -1,20 +1,20 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { API_VERSION } from "../../api/v1alpha1/kind.ts";
+import { API_VERSION } from "../api/v1alpha1/kind.ts";
 import {
   ANNOTATION_CONFIG_REVISION,
   LABEL_MANAGED_BY,
   LABEL_TASK,
   MANAGED_BY,
-} from "../../api/v1alpha1/labels.ts";
-import type { ScheduledTask } from "../../api/v1alpha1/scheduledtask.ts";
-import { silentLogger } from "../../log.ts";
-import { FakeKubeClient } from "../../runtime/fake-client.ts";
-import { FakeListWatch, goneError } from "../../runtime/fake-listwatch.ts";
-import { Manager } from "../../runtime/manager.ts";
-import type { KubeObject } from "../../runtime/types.ts";
-import { MemoryPodLogReader } from "../taskexecution/logs.ts";
-import { registerScheduledTaskControllers } from "./index.ts";
-import { makeTask, TEST_CONFIG } from "./testing.ts";
+} from "../api/v1alpha1/labels.ts";
+import type { ScheduledTask } from "../api/v1alpha1/scheduledtask.ts";
+import { silentLogger } from "../log.ts";
+import { FakeKubeClient } from "../runtime/fake-client.ts";
+import { FakeListWatch, goneError } from "../runtime/fake-listwatch.ts";
+import { Manager } from "../runtime/manager.ts";
+import type { KubeObject } from "../runtime/types.ts";
+import { makeTask, TEST_CONFIG } from "./scheduledtask/testing.ts";
+import { MemoryPodLogReader } from "./taskexecution/logs.ts";
+import { registerScheduledTaskControllers } from "./tasks.ts";
 
 // The task controllers wired on a Manager over fake list/watch sources: what the API server
 // sees (client reads and writes) when caches sync, tasks are created, the operator restarts.

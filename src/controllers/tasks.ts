@@ -1,12 +1,10 @@
-import { API_VERSION } from "../../api/v1alpha1/kind.ts";
-import { LABEL_TASK } from "../../api/v1alpha1/labels.ts";
-import type { ExecutionArchive } from "../../archive/store.ts";
-import type { SecretRegistry } from "../../log.ts";
-import type { CacheOptions } from "../../runtime/controller.ts";
-import type { Manager } from "../../runtime/manager.ts";
-import type { KubeObject, ObjectKey, ResourceType } from "../../runtime/types.ts";
-import type { PodLogReader } from "../taskexecution/logs.ts";
-import { TaskExecutionReconciler } from "../taskexecution/reconciler.ts";
+import { API_VERSION } from "../api/v1alpha1/kind.ts";
+import { LABEL_TASK } from "../api/v1alpha1/labels.ts";
+import type { ExecutionArchive } from "../archive/store.ts";
+import type { SecretRegistry } from "../log.ts";
+import type { CacheOptions } from "../runtime/controller.ts";
+import type { Manager } from "../runtime/manager.ts";
+import type { KubeObject, ObjectKey, ResourceType } from "../runtime/types.ts";
 import {
   CRONJOB_CACHE,
   EXECUTION_CACHE,
@@ -14,15 +12,17 @@ import {
   POD_CACHE,
   SCRIPT_AND_SECRET_CACHE,
   TASK_CACHE,
-} from "./cache.ts";
-import type { TaskControllerConfig } from "./config.ts";
-import { ScheduledTaskReconciler } from "./reconciler.ts";
+} from "./scheduledtask/cache.ts";
+import type { TaskControllerConfig } from "./scheduledtask/config.ts";
+import { ScheduledTaskReconciler } from "./scheduledtask/reconciler.ts";
+import type { PodLogReader } from "./taskexecution/logs.ts";
+import { TaskExecutionReconciler } from "./taskexecution/reconciler.ts";
 
 export {
   DEFAULT_TASK_CONTROLLER_CONFIG,
   type TaskControllerConfig,
   taskControllerConfigFrom,
-} from "./config.ts";
+} from "./scheduledtask/config.ts";
 
 const TASK: ResourceType = {
   apiVersion: API_VERSION,
