@@ -1,9 +1,6 @@
 // The operator process: config → logger → client → manager (informers, controllers, leader
 // election, probes) → signals. Wiring only; behaviour lives in the controllers and the runtime.
 
-import { KubeAuthorizer, startHistoryServer } from "./archive/http.ts";
-import { startArchiveMaintenance } from "./archive/maintenance.ts";
-import { PgExecutionArchive } from "./archive/store.ts";
 import { loadConfig } from "./config.ts";
 import {
   platformControllerConfigFrom,
@@ -41,15 +38,26 @@ export async function runOperator(argv: readonly string[], env: NodeJS.ProcessEn
     shutdownTimeoutMs: cfg.shutdownTimeoutSeconds * 1000,
     requestTimeoutMs: cfg.kubeRequestTimeoutSeconds * 1000,
   });
-  const archive = cfg.archive.dsn ? new PgExecutionArchive(cfg.archive.dsn) : undefined;
-  const stopMaintenance = archive
-    ? startArchiveMaintenance(archive, {
-        retentionDays: cfg.controllers.taskExecution.retentionDays,
-        intervalMs: cfg.archive.pruneIntervalSeconds * 1000,
-        log,
-        isLeader: () => manager.isLeader(),
-      })
+  // The archive's modules (PostgreSQL client, query builder, HTTP server) load only when an archive
+  // is configured: about a fifth of the operator's start-up CPU otherwise (docs/benchmarks.md).
+  const archiveMods = cfg.archive.dsn
+    ? await Promise.all([
+        import("./archive/store.ts"),
+        import("./archive/maintenance.ts"),
+        import("./archive/http.ts"),
+      ])
     : undefined;
+  const archive =
+    archiveMods && cfg.archive.dsn ? new archiveMods[0].PgExecutionArchive(cfg.archive.dsn) : undefined;
+  const stopMaintenance =
+    archive && archiveMods
+      ? archiveMods[1].startArchiveMaintenance(archive, {
+          retentionDays: cfg.controllers.taskExecution.retentionDays,
+          intervalMs: cfg.archive.pruneIntervalSeconds * 1000,
+          log,
+          isLeader: () => manager.isLeader(),
+        })
+      : undefined;
   registerScheduledTaskControllers(manager, {
     config: taskControllerConfigFrom({ ...cfg.controllers, archive: cfg.archive }),
     logs: new KubePodLogReader(kc),
@@ -57,19 +65,20 @@ export async function runOperator(argv: readonly string[], env: NodeJS.ProcessEn
     secrets,
     archive,
   });
-  const history = archive
-    ? await startHistoryServer(
-        { host: cfg.archive.httpHost, port: cfg.archive.httpPort, log, tls: cfg.archive.tls },
-        {
-          archive,
-          authorizer: new KubeAuthorizer(
-            new RealKubeClient(
-              KubeTransport.create(kc, { requestTimeoutMs: cfg.kubeRequestTimeoutSeconds * 1000 }),
+  const history =
+    archive && archiveMods
+      ? await archiveMods[2].startHistoryServer(
+          { host: cfg.archive.httpHost, port: cfg.archive.httpPort, log, tls: cfg.archive.tls },
+          {
+            archive,
+            authorizer: new archiveMods[2].KubeAuthorizer(
+              new RealKubeClient(
+                KubeTransport.create(kc, { requestTimeoutMs: cfg.kubeRequestTimeoutSeconds * 1000 }),
+              ),
             ),
-          ),
-        },
-      )
-    : undefined;
+          },
+        )
+      : undefined;
   registerScalePlatformControllers(manager, {
     config: platformControllerConfigFrom(cfg.controllers.scalePlatform),
     workers: cfg.workers,

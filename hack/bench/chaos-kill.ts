@@ -1,8 +1,10 @@
 // Chaos: repeated `kill -9` of the operator during a cold convergence (docs/benchmarks.md).
 //
 // N ScheduledTasks are stored in a fresh namespace; then, --kills times, the operator (dist/ as
-// shipped, with the chart's heap limits) starts and is SIGKILLed after a random 0.5-4 s; then it
-// starts once more and runs until every task is Running with its CronJob. Printed findings: per
+// shipped, with the chart's heap limits) starts and is SIGKILLed a random 0.5-4 s after it is
+// ready (caches synced, workers writing: so every kill lands in the convergence, not in the
+// process start; `--from-start` counts the delay from the spawn instead); then it starts once
+// more and runs until every task is Running with its CronJob. Printed findings: per
 // task exactly one CronJob and one script ConfigMap, each controlled by that task's uid; no child
 // without its task (orphan); no duplicate; the writes the survivor needed to finish.
 //
@@ -10,6 +12,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { parseArgs } from "node:util";
 import { KubeConfig } from "@kubernetes/client-node";
 import { parse } from "yaml";
@@ -23,6 +26,7 @@ const { values } = parseArgs({
     count: { type: "string", default: "200" },
     kills: { type: "string", default: "20" },
     seed: { type: "string", default: "1" },
+    "from-start": { type: "boolean", default: false },
   },
 });
 const N = Number(values.count);
@@ -39,7 +43,27 @@ const random = () => {
   return rnd / 2147483648;
 };
 
-function startOperator(ns: string): ChildProcess {
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+/** Resolves when the operator answers /readyz (or has exited). */
+async function ready(op: ChildProcess, port: number): Promise<void> {
+  while (op.exitCode === null && op.signalCode === null) {
+    const ok = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return;
+    await sleep(100);
+  }
+}
+
+function startOperator(ns: string, port = 0): ChildProcess {
   return spawn(
     process.execPath,
     [
@@ -47,7 +71,7 @@ function startOperator(ns: string): ChildProcess {
       "--namespace",
       ns,
       "--metrics-port",
-      "0",
+      String(port),
       "--metrics-bind-address",
       "127.0.0.1",
       "--log-level",
@@ -89,11 +113,19 @@ async function main() {
     }),
   );
   const t0 = performance.now();
+  const cronJobsAtKill: number[] = [];
   for (let k = 0; k < KILLS; k++) {
-    const op = startOperator(ns);
+    const port = await freePort();
+    const op = startOperator(ns, port);
+    if (!values["from-start"]) await ready(op, port);
     await sleep(500 + random() * 3500);
-    op.kill("SIGKILL");
-    await new Promise((r) => op.once("exit", r));
+    const exited = new Promise((r) => op.once("exit", r));
+    if (op.exitCode === null && op.signalCode === null) op.kill("SIGKILL");
+    await exited;
+    if ((k + 1) % 10 === 0 || k === KILLS - 1) {
+      cronJobsAtKill.push((await client.list("batch/v1", "CronJob", ns)).length);
+      console.error(`kill ${k + 1}/${KILLS}: ${cronJobsAtKill.at(-1)} CronJobs`);
+    }
   }
   const cronJobsAfterKills = (await client.list("batch/v1", "CronJob", ns)).length;
   const op = startOperator(ns);
@@ -116,6 +148,7 @@ async function main() {
     c.metadata.name?.includes("-script-"),
   );
   const findings: string[] = [];
+  const tally = { orphans: 0, duplicates: 0, missing: 0 };
   for (const [kind, objs] of [
     ["CronJob", cronJobs],
     ["ConfigMap", configMaps],
@@ -123,11 +156,15 @@ async function main() {
     const perTask = new Map<string, number>();
     for (const o of objs) {
       const owner = uids.get(controller(o));
-      if (!owner) findings.push(`orphan ${kind} ${o.metadata.name}`);
-      else perTask.set(owner, (perTask.get(owner) ?? 0) + 1);
+      if (!owner) {
+        tally.orphans++;
+        findings.push(`orphan ${kind} ${o.metadata.name}`);
+      } else perTask.set(owner, (perTask.get(owner) ?? 0) + 1);
     }
     for (const t of tasks) {
       const c = perTask.get(t.metadata.name ?? "") ?? 0;
+      if (c > 1) tally.duplicates++;
+      if (c === 0) tally.missing++;
       if (c !== 1) findings.push(`${kind}s of task ${t.metadata.name}: ${c}`);
     }
   }
@@ -136,11 +173,14 @@ async function main() {
       {
         count: N,
         kills: KILLS,
+        killsAfter: values["from-start"] ? "spawn" : "ready",
+        cronJobsEvery10Kills: cronJobsAtKill,
         cronJobsWhenKillsEnded: cronJobsAfterKills,
         secondsToConverged: +seconds.toFixed(1),
         tasksRunning: running,
         cronJobs: cronJobs.length,
         scriptConfigMaps: configMaps.length,
+        ...tally,
         findings: findings.slice(0, 20),
         findingCount: findings.length,
       },
