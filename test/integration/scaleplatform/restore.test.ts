@@ -124,6 +124,8 @@ describe.skipIf(reason)("ScalePlatformRestore (pgBackRest PITR into a new volume
     expect((await applyPlatform(ns.name, NAME, spec)).code).toBe(0);
     const p = await waitBackupHealthy(ns.name, NAME, { timeoutMs: 480_000 });
     firstBackup = p.status?.backup?.lastSuccessfulBackup?.label ?? "";
+    // The backup run read the database's timeline (its system identifier is the repository's).
+    expect(p.status?.backup?.timeline).toBe(1);
     await psql(
       ns.name,
       DB,

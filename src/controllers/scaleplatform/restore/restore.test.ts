@@ -44,12 +44,7 @@ describe("restore target", () => {
   it("a named backup must be one of the platform's; latest has no options; no backup refuses", () => {
     expect(checkTarget({ ...base, backupLabel: "20260101-020000F" }, backup, now)).toMatchObject({
       ok: true,
-      args: [
-        "--set=20260101-020000F",
-        "--type=immediate",
-        "--target-action=promote",
-        "--target-timeline=current",
-      ],
+      args: ["--set=20260101-020000F", "--type=immediate", "--target-action=promote"],
     });
     const unknown = checkTarget({ ...base, backupLabel: "20250101-020000F" }, backup, now);
     expect(unknown.ok ? "" : unknown.message).toContain("is not one of the platform's backups");

@@ -13,7 +13,7 @@ import { formatTime } from "../../../runtime/conditions.ts";
 // repository, and a restore that promoted and was then abandoned (its Job failed after the
 // promotion, or its cutover rolled back) left a newer one there, off the serving database's
 // history: "latest" and a time follow the serving database's timeline instead; a backup label
-// follows the timeline the backup was taken on ("current": it stops where the backup ends). Pure.
+// follows the timeline the backup was taken on (recovery stops where the backup ends). Pure.
 
 /** A checked target: pgBackRest's restore options, or why it is refused. */
 export type CheckedTarget =
@@ -63,12 +63,9 @@ export function checkTarget(
       ok: true,
       window,
       target: `backup ${spec.backupLabel}`,
-      args: [
-        `--set=${spec.backupLabel}`,
-        "--type=immediate",
-        "--target-action=promote",
-        "--target-timeline=current",
-      ],
+      // pgBackRest (PostgreSQL ≥ 12) writes recovery_target_timeline=current itself for
+      // --type=immediate, and refuses --target-timeline with it.
+      args: [`--set=${spec.backupLabel}`, "--type=immediate", "--target-action=promote"],
     };
   }
   if (spec.targetTime) {
