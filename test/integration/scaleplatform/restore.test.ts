@@ -126,6 +126,10 @@ describe.skipIf(reason)("ScalePlatformRestore (pgBackRest PITR into a new volume
     firstBackup = p.status?.backup?.lastSuccessfulBackup?.label ?? "";
     // The backup run read the database's timeline (its system identifier is the repository's).
     expect(p.status?.backup?.timeline).toBe(1);
+    // The probes (pg_isready every 10 s since the pod started) log in as the platform's user: no
+    // failed password logins of a user "postgres" in the server's log.
+    const log = await kubectl(["logs", DB, "-c", "postgres"], { namespace: ns.name });
+    expect(log.stdout + log.stderr).not.toContain("password authentication failed");
     await psql(
       ns.name,
       DB,
