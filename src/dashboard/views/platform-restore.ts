@@ -164,7 +164,7 @@ export function ReleasePage(p: {
   return html`<section class="panel error">
     <h1>Release the old volume of ${name}?</h1>
     <p>The volume <code>${st?.oldVolumeClaimName}</code> holds the database as it was before restore ${name}
-      (target ${st?.target ?? "latest"}). Releasing it deletes it: the platform can no longer go back to that state
+      ${" "}(target ${st?.target ?? "latest"}). Releasing it deletes it: the platform can no longer go back to that state
       except through the backups. Otherwise it is kept until <${Time} iso=${st?.oldVolumeReleaseTime} zone=${p.zone} />.</p>
     <div class="actions">
       <form method="post" action=${releaseHref(p.backups, name)}><${Csrf} session=${p.session} />
