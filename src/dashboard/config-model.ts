@@ -26,6 +26,8 @@ export interface ConfigField {
   kind: Kind;
   options?: readonly string[];
   hint?: string;
+  /** The CRD's default, shown (and offered as a placeholder) while the field is not set. */
+  byDefault?: string;
 }
 
 /** One editable group. */
@@ -84,13 +86,19 @@ export const CONFIG_GROUPS: readonly ConfigGroupDef[] = [
     fields: [
       f("loc-language", "Default language", "localization.defaultLanguage", "text", {
         hint: "E.g. en or pt-BR.",
+        byDefault: "en",
       }),
-      f("loc-currency", "Currency", "localization.currency", "text", { hint: "ISO 4217, e.g. EUR." }),
+      f("loc-currency", "Currency", "localization.currency", "text", {
+        hint: "ISO 4217, e.g. EUR.",
+        byDefault: "USD",
+      }),
       f("loc-timezone", "Timezone", "localization.timezone", "text", {
         hint: "IANA zone, e.g. Europe/Berlin.",
+        byDefault: "UTC",
       }),
       f("loc-dateFormat", "Date format", "localization.dateFormat", "select", {
         options: ["YYYY-MM-DD", "DD/MM/YYYY", "MM/DD/YYYY", "DD.MM.YYYY"],
+        byDefault: "YYYY-MM-DD",
       }),
       f("loc-pricesIncludeTax", "Prices include tax", "localization.tax.pricesIncludeTax", "checkbox"),
       f("loc-taxRate", "Default tax rate (%)", "localization.tax.defaultRatePercent", "text", {
@@ -104,7 +112,7 @@ export const CONFIG_GROUPS: readonly ConfigGroupDef[] = [
     title: "Email",
     fields: [
       f("mail-host", "SMTP host", "email.smtp.host"),
-      f("mail-port", "SMTP port", "email.smtp.port", "number"),
+      f("mail-port", "SMTP port", "email.smtp.port", "number", { byDefault: "587" }),
       f("mail-security", "Transport security", "email.smtp.security", "select", {
         options: ["StartTLS", "TLS", "None"],
       }),

@@ -119,6 +119,9 @@ describe("dashboard: configuration groups", () => {
     const { cookie, csrf, body } = await injectSignIn(a, TOKEN, PAGE);
     expect(body).toContain("Edit store information");
     expect(body).toContain("Secret name");
+    // An unset field with a CRD default shows the default; the form leaves it unset (placeholder).
+    expect(body).toContain('<dd data-field="loc-currency">USD (default)</dd>');
+    expect(body).toMatch(/id="loc-currency"[^>]*type="text" value placeholder="USD"/);
     expect(body).toContain('data-observed="false"');
     const url = `${PLATFORMS}/default/shop/config/store`;
     const form = { _csrf: csrf, "store-name": "New Shop", "store-contactEmail": "new@example.test" };

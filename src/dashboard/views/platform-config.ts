@@ -28,8 +28,11 @@ export interface ConfigState {
 
 const dash = "—";
 
-const shown = (fd: ConfigField, v: string | string[] | undefined) =>
-  Array.isArray(v) ? v.join(", ") || dash : fd.kind === "checkbox" ? (v === "on" ? "yes" : "no") : v || dash;
+const shown = (fd: ConfigField, v: string | string[] | undefined) => {
+  if (Array.isArray(v)) return v.join(", ") || dash;
+  if (fd.kind === "checkbox") return v === "on" ? "yes" : "no";
+  return v || (fd.byDefault ? `${fd.byDefault} (default)` : dash);
+};
 
 function Input({
   fd,
@@ -57,7 +60,7 @@ function Input({
         ? html`<textarea ...${common} rows="4" class="short">${v[0]}</textarea>`
         : fd.kind === "checkbox"
           ? html`<input ...${common} type="checkbox" class="check" checked=${v[0] === "on"} />`
-          : html`<input ...${common} type=${fd.kind === "list" ? "text" : fd.kind === "number" ? "text" : fd.kind} inputmode=${fd.kind === "number" ? "numeric" : undefined} value=${v[0]} autocomplete="off" />`;
+          : html`<input ...${common} type=${fd.kind === "list" ? "text" : fd.kind === "number" ? "text" : fd.kind} inputmode=${fd.kind === "number" ? "numeric" : undefined} value=${v[0]} placeholder=${fd.byDefault} autocomplete="off" />`;
   if (fd.kind === "checks")
     return html`<fieldset class="field" aria-describedby=${errors.length ? `${fd.id}-error` : undefined}><legend>${fd.label}</legend>
       ${(fd.options ?? []).map((o) => html`<label class="plan-choice"><input type="checkbox" name=${fd.id} value=${o} checked=${v.includes(o)} /> ${o}</label>`)}
