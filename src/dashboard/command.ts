@@ -4,12 +4,14 @@ import { createLogger } from "../log.ts";
 import { loadKubeConfig } from "../runtime/kube.ts";
 import { KubeListWatch } from "../runtime/listwatch.ts";
 import { KubeTransport } from "../runtime/rest.ts";
+import { OidcSignIn, oidcSettingsFrom } from "./auth-oidc.ts";
 import { KubeViewerApi } from "./kube.ts";
 import { createDashboard } from "./server.ts";
 import { SharedTaskCache, TASK_TYPE } from "./task-cache.ts";
 import { SIGN_IN_PATH, TASKS_PATH } from "./views/layout.ts";
 
 const USAGE = `usage: cronscale dashboard [--listen HOST:PORT] [--kubeconfig PATH] [--namespaces a,b] [--no-task-cache]
+                           [--oidc-issuer-url URL --oidc-client-id ID --oidc-redirect-url URL ...]
 
 Serves the web dashboard. Viewers sign in with a Kubernetes bearer token; every action runs with
 that token, so the API server's authentication and RBAC decide what each viewer may do. The
@@ -21,6 +23,21 @@ reads the task lists shared by all viewers (each viewer's right to list them is 
   --namespaces   namespaces offered to viewers who may not list namespaces (comma-separated)
   --no-task-cache  read every task list with the viewer's own LIST instead of a shared watched copy
   --log-level    info (default), debug, warn, error
+
+OpenID Connect sign-in (optional; the API server must trust the same issuer with the client id as
+audience, since the viewer's ID token is the bearer of every request):
+  --oidc-issuer-url          the issuer (https)                  env CRONSCALE_DASHBOARD_OIDC_ISSUER_URL
+  --oidc-client-id           the dashboard's client id           env CRONSCALE_DASHBOARD_OIDC_CLIENT_ID
+  --oidc-client-secret-file  file holding the client secret      env CRONSCALE_DASHBOARD_OIDC_CLIENT_SECRET_FILE
+                             (or env CRONSCALE_DASHBOARD_OIDC_CLIENT_SECRET; neither: a public client)
+  --oidc-redirect-url        public URL of /dashboard/sign-in/oidc/callback, registered at the provider
+                                                                 env CRONSCALE_DASHBOARD_OIDC_REDIRECT_URL
+  --oidc-scopes              default "openid profile email"; add offline_access where the provider
+                             needs it for a refresh token        env CRONSCALE_DASHBOARD_OIDC_SCOPES
+  --oidc-name                shown as "Sign in with NAME" (default: the issuer's host)
+                                                                 env CRONSCALE_DASHBOARD_OIDC_NAME
+  --oidc-ca-file             PEM CA bundle for the issuer's TLS (default: the system's)
+                                                                 env CRONSCALE_DASHBOARD_OIDC_CA_FILE
 
 Serve it behind TLS: its cookies are Secure, which browsers accept over plain HTTP only on
 localhost.`;
@@ -38,6 +55,7 @@ export async function dashboardCommand(argv: string[], io: CliIO): Promise<numbe
         namespaces: { type: "string", default: process.env.CRONSCALE_DASHBOARD_NAMESPACES ?? "" },
         "log-level": { type: "string", default: "info" },
         "task-cache": { type: "boolean", default: true },
+        ...oidcFlags(),
         help: { type: "boolean", short: "h" },
       },
     }).values;
@@ -56,6 +74,24 @@ export async function dashboardCommand(argv: string[], io: CliIO): Promise<numbe
     io.err(`error: --listen must be HOST:PORT, got "${listen}"`);
     return 2;
   }
+  let oidc: OidcSignIn | undefined;
+  try {
+    const str = (k: string) => (values[k] as string | undefined) || undefined;
+    const settings = oidcSettingsFrom({
+      issuerUrl: str("oidc-issuer-url"),
+      clientId: str("oidc-client-id"),
+      clientSecret: process.env.CRONSCALE_DASHBOARD_OIDC_CLIENT_SECRET,
+      clientSecretFile: str("oidc-client-secret-file"),
+      scopes: str("oidc-scopes"),
+      redirectUrl: str("oidc-redirect-url"),
+      name: str("oidc-name"),
+      caFile: str("oidc-ca-file"),
+    });
+    oidc = settings && new OidcSignIn(settings);
+  } catch (e) {
+    io.err(`error: ${(e as Error).message}`);
+    return 2;
+  }
   const kc = loadKubeConfig(values.kubeconfig as string | undefined);
   const log = createLogger({ level: String(values["log-level"]) }).child({ component: "dashboard" });
   const namespaces = String(values.namespaces)
@@ -71,11 +107,15 @@ export async function dashboardCommand(argv: string[], io: CliIO): Promise<numbe
     log,
     namespaces,
     taskCache,
+    oidc,
     viewerApi: (token) => new KubeViewerApi(kc, token),
   });
+  oidc
+    ?.discover()
+    .catch((err: Error) => log.warn({ err: err.message }, "OIDC discovery failed; retried at sign-in"));
   const address = await app.listen({ host: m[1] || "0.0.0.0", port: Number(m[2]) });
   io.out(
-    `dashboard: ${address.replace("127.0.0.1", "localhost")}${TASKS_PATH} (sign in at ${SIGN_IN_PATH} with a bearer token)`,
+    `dashboard: ${address.replace("127.0.0.1", "localhost")}${TASKS_PATH} (sign in at ${SIGN_IN_PATH} with a bearer token${oidc ? ` or with ${oidc.settings.name}` : ""})`,
   );
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
@@ -85,4 +125,22 @@ export async function dashboardCommand(argv: string[], io: CliIO): Promise<numbe
   await app.close();
   await taskCache?.stop();
   return 0;
+}
+
+/** The --oidc-* flags, each defaulting to its CRONSCALE_DASHBOARD_OIDC_* variable. */
+function oidcFlags(): Record<string, { type: "string"; default?: string }> {
+  const flags: Record<string, { type: "string"; default?: string }> = {};
+  for (const name of [
+    "issuer-url",
+    "client-id",
+    "client-secret-file",
+    "redirect-url",
+    "scopes",
+    "name",
+    "ca-file",
+  ]) {
+    const env = process.env[`CRONSCALE_DASHBOARD_OIDC_${name.toUpperCase().replaceAll("-", "_")}`];
+    flags[`oidc-${name}`] = env === undefined ? { type: "string" } : { type: "string", default: env };
+  }
+  return flags;
 }

@@ -4,6 +4,8 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRepl
 import type { Logger } from "pino";
 import { ApiError } from "../runtime/errors.ts";
 import { ASSETS } from "./assets.ts";
+import type { OidcSignIn } from "./auth-oidc.ts";
+import { registerOidcRoutes } from "./auth-oidc-routes.ts";
 import type { ViewerApi } from "./kube.ts";
 import { registerBackupRoutes } from "./routes-backups.ts";
 import { registerPlatformRoutes } from "./routes-platforms.ts";
@@ -28,6 +30,10 @@ export interface DashboardOptions {
    * review allows that viewer to list tasks in the namespace. Without it each list is the viewer's own LIST.
    */
   taskCache?: TaskCache;
+  /** OpenID Connect sign-in (auth-oidc.ts); without it only token sign-in is offered. */
+  oidc?: OidcSignIn;
+  /** Refresh an OIDC viewer's ID token when less than this is left of it (default 60 s). */
+  oidcRefreshBeforeMs?: number;
 }
 
 export const SESSION_COOKIE = "cronscale_session";
@@ -79,7 +85,12 @@ export async function createDashboard(opts: DashboardOptions): Promise<FastifyIn
     });
 
   app.addHook("onSend", async (req, reply, payload) => {
-    reply.header("Content-Security-Policy", CSP);
+    // The OIDC sign-in form's POST is answered by a redirect to the provider, which form-action governs too.
+    const formTo = opts.oidc?.formActionOrigins().join(" ");
+    reply.header(
+      "Content-Security-Policy",
+      formTo ? CSP.replace("form-action 'self'", `form-action 'self' ${formTo}`) : CSP,
+    );
     reply.header("X-Content-Type-Options", "nosniff");
     // Not no-referrer: under it browsers send `Origin: null` on form posts, defeating the check.
     reply.header("Referrer-Policy", "same-origin");
@@ -112,7 +123,7 @@ export async function createDashboard(opts: DashboardOptions): Promise<FastifyIn
           .send("Refused: missing or wrong CSRF token or Origin. Reload the page and try again.");
       }
     }
-    if (path === SIGN_IN_PATH) return;
+    if (path === SIGN_IN_PATH || path.startsWith(`${SIGN_IN_PATH}/`)) return;
     if (!req.session?.user) {
       if (req.method === "GET" && !req.headers["x-partial"]) {
         return reply.redirect(`${SIGN_IN_PATH}?next=${encodeURIComponent(req.url)}`, 303);
@@ -152,6 +163,18 @@ export async function createDashboard(opts: DashboardOptions): Promise<FastifyIn
     },
   };
 
+  const safeNext = (v: unknown) =>
+    typeof v === "string" && v.startsWith(`${BASE}/`) && !v.startsWith("//") ? v : TASKS_PATH;
+  const oidcName = opts.oidc?.settings.name;
+  if (opts.oidc) {
+    registerOidcRoutes(app, ctx, {
+      oidc: opts.oidc,
+      setSessionCookie: setCookie,
+      safeNext,
+      refreshBeforeMs: opts.oidcRefreshBeforeMs,
+    });
+  }
+
   app.get("/dashboard/assets/*", async (req, reply) => {
     const a = ASSETS[req.url];
     if (!a) return reply.code(404).send();
@@ -161,9 +184,6 @@ export async function createDashboard(opts: DashboardOptions): Promise<FastifyIn
   app.get(BASE, async (_req, reply) => reply.redirect(TASKS_PATH, 303));
   app.get("/healthz", async () => "ok");
 
-  const safeNext = (v: unknown) =>
-    typeof v === "string" && v.startsWith(`${BASE}/`) && !v.startsWith("//") ? v : TASKS_PATH;
-
   app.get(SIGN_IN_PATH, async (req, reply) => {
     let s = req.session;
     if (s?.user) return reply.redirect(TASKS_PATH, 303);
@@ -171,8 +191,10 @@ export async function createDashboard(opts: DashboardOptions): Promise<FastifyIn
       s = sessions.create();
       setCookie(reply, s);
     }
-    const next = safeNext((req.query as Record<string, unknown>).next);
-    return ctx.page(reply, undefined, "Sign in", SignIn({ session: s, next }));
+    const query = req.query as Record<string, unknown>;
+    const next = safeNext(query.next);
+    const ended = typeof query.ended === "string" ? query.ended : undefined;
+    return ctx.page(reply, undefined, "Sign in", SignIn({ session: s, next, oidcName, ended }));
   });
 
   app.post(SIGN_IN_PATH, async (req, reply) => {
@@ -185,7 +207,7 @@ export async function createDashboard(opts: DashboardOptions): Promise<FastifyIn
         reply,
         undefined,
         "Sign in",
-        SignIn({ session: old, next, error: "Enter a token." }),
+        SignIn({ session: old, next, oidcName, error: "Enter a token." }),
         400,
       );
     const api = opts.viewerApi(token);
@@ -202,7 +224,7 @@ export async function createDashboard(opts: DashboardOptions): Promise<FastifyIn
         status === 401 || status === 403
           ? "The API server did not accept this token."
           : "The API server could not be reached to check the token.";
-      return ctx.page(reply, undefined, "Sign in", SignIn({ session: old, next, error }), 401);
+      return ctx.page(reply, undefined, "Sign in", SignIn({ session: old, next, oidcName, error }), 401);
     }
   });
 
