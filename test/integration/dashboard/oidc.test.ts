@@ -8,7 +8,13 @@ import { KubeViewerApi } from "../../../src/dashboard/kube.ts";
 import { createDashboard } from "../../../src/dashboard/server.ts";
 import { SessionStore } from "../../../src/dashboard/sessions.ts";
 import { silentLogger } from "../../../src/log.ts";
-import { CHROMIUM, CHROMIUM_ARGS, newContext, seriousA11yViolations } from "../../support/browser.ts";
+import {
+  CHROMIUM,
+  CHROMIUM_ARGS,
+  newContext,
+  screenshots,
+  seriousA11yViolations,
+} from "../../support/browser.ts";
 import { hasClusterEnv, kubeConfig, kubectl, useNamespace, waitFor } from "../../support/cluster.ts";
 import {
   startOidcProvider,
@@ -153,6 +159,8 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: "oidc:alice"}
   async function signIn(page: Page): Promise<void> {
     await page.goto(`${base}${TASKS}?namespace=${ns.name}`);
     expect(new URL(page.url()).pathname).toBe("/dashboard/sign-in");
+    expect(await seriousA11yViolations(page), "axe on the sign-in page").toEqual([]);
+    await screenshots(page, "oidc-sign-in");
     await page.getByRole("button", { name: "Sign in with Test IdP" }).click();
     await page.waitForURL(`${provider.issuer}/interaction/**`);
     await page.getByLabel("Login").fill("alice");
@@ -253,6 +261,8 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: "oidc:alice"}
     const r1 = await pageA.goto(tampered.href);
     expect(r1?.status()).toBe(400);
     await pageA.getByRole("heading", { name: "Sign-in failed" }).first().waitFor();
+    expect(await seriousA11yViolations(pageA), "axe on the refusal page").toEqual([]);
+    await screenshots(pageA, "oidc-refused");
     expect(await pageA.content()).not.toContain(url.searchParams.get("code") ?? "-");
     const r2 = await pageA.goto(url.href);
     expect(r2?.status()).toBe(400);
