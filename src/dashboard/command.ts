@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import type { CliIO } from "../cli/next-runs.ts";
 import { createLogger } from "../log.ts";
@@ -5,6 +6,8 @@ import { loadKubeConfig } from "../runtime/kube.ts";
 import { KubeListWatch } from "../runtime/listwatch.ts";
 import { KubeTransport } from "../runtime/rest.ts";
 import { OidcSignIn, oidcSettingsFrom } from "./auth-oidc.ts";
+import { type ProxyAuthSettings, proxyAuthSettingsFrom } from "./auth-proxy.ts";
+import { ImpersonatingKubeConfig } from "./auth-proxy-kube.ts";
 import { KubeViewerApi } from "./kube.ts";
 import { createDashboard } from "./server.ts";
 import { SharedTaskCache, TASK_TYPE } from "./task-cache.ts";
@@ -12,6 +15,7 @@ import { SIGN_IN_PATH, TASKS_PATH } from "./views/layout.ts";
 
 const USAGE = `usage: cronscale dashboard [--listen HOST:PORT] [--kubeconfig PATH] [--namespaces a,b] [--no-task-cache]
                            [--oidc-issuer-url URL --oidc-client-id ID --oidc-redirect-url URL ...]
+                           [--tls-cert-file PEM --tls-key-file PEM] [--auth-proxy-client-ca-file PEM ...]
 
 Serves the web dashboard. Viewers sign in with a Kubernetes bearer token; every action runs with
 that token, so the API server's authentication and RBAC decide what each viewer may do. The
@@ -39,8 +43,22 @@ audience, since the viewer's ID token is the bearer of every request):
   --oidc-ca-file             PEM CA bundle for the issuer's TLS (default: the system's)
                                                                  env CRONSCALE_DASHBOARD_OIDC_CA_FILE
 
-Serve it behind TLS: its cookies are Secure, which browsers accept over plain HTTP only on
-localhost.`;
+Serving TLS itself (otherwise serve it behind TLS: its cookies are Secure, which browsers accept
+over plain HTTP only on localhost):
+  --tls-cert-file  PEM certificate chain                         env CRONSCALE_DASHBOARD_TLS_CERT_FILE
+  --tls-key-file   PEM private key                               env CRONSCALE_DASHBOARD_TLS_KEY_FILE
+
+Trusted authenticating proxy (optional, off unless the CA is given; needs --tls-*): a request
+over a connection with a client certificate of this CA names its viewer in headers, and the
+dashboard acts for that viewer with its own credentials and Impersonate-* headers (its identity
+needs RBAC "impersonate" on users and groups). Elsewhere those headers are removed unread:
+  --auth-proxy-client-ca-file      CA of the proxy's client certificate    env CRONSCALE_DASHBOARD_AUTH_PROXY_CLIENT_CA_FILE
+  --auth-proxy-allowed-names       common names the certificate may carry (comma-separated; default any)
+                                                                  env CRONSCALE_DASHBOARD_AUTH_PROXY_ALLOWED_NAMES
+  --auth-proxy-user-headers        default X-Remote-User           env CRONSCALE_DASHBOARD_AUTH_PROXY_USER_HEADERS
+  --auth-proxy-group-headers       default X-Remote-Group          env CRONSCALE_DASHBOARD_AUTH_PROXY_GROUP_HEADERS
+  --auth-proxy-extra-headers-prefix  e.g. X-Remote-Extra- (default: extras not accepted)
+                                                                  env CRONSCALE_DASHBOARD_AUTH_PROXY_EXTRA_HEADERS_PREFIX`;
 
 /** `cronscale dashboard`: runs until SIGINT/SIGTERM; returns the exit code. */
 export async function dashboardCommand(argv: string[], io: CliIO): Promise<number> {
@@ -55,7 +73,23 @@ export async function dashboardCommand(argv: string[], io: CliIO): Promise<numbe
         namespaces: { type: "string", default: process.env.CRONSCALE_DASHBOARD_NAMESPACES ?? "" },
         "log-level": { type: "string", default: "info" },
         "task-cache": { type: "boolean", default: true },
-        ...oidcFlags(),
+        ...envFlags("oidc", [
+          "issuer-url",
+          "client-id",
+          "client-secret-file",
+          "redirect-url",
+          "scopes",
+          "name",
+          "ca-file",
+        ]),
+        ...envFlags("tls", ["cert-file", "key-file"]),
+        ...envFlags("auth-proxy", [
+          "client-ca-file",
+          "allowed-names",
+          "user-headers",
+          "group-headers",
+          "extra-headers-prefix",
+        ]),
         help: { type: "boolean", short: "h" },
       },
     }).values;
@@ -75,6 +109,8 @@ export async function dashboardCommand(argv: string[], io: CliIO): Promise<numbe
     return 2;
   }
   let oidc: OidcSignIn | undefined;
+  let tls: { cert: Buffer; key: Buffer } | undefined;
+  let proxy: ProxyAuthSettings | undefined;
   try {
     const str = (k: string) => (values[k] as string | undefined) || undefined;
     const settings = oidcSettingsFrom({
@@ -88,6 +124,22 @@ export async function dashboardCommand(argv: string[], io: CliIO): Promise<numbe
       caFile: str("oidc-ca-file"),
     });
     oidc = settings && new OidcSignIn(settings);
+    const certFile = str("tls-cert-file");
+    const keyFile = str("tls-key-file");
+    if (Boolean(certFile) !== Boolean(keyFile))
+      throw new Error("--tls-cert-file and --tls-key-file go together");
+    tls = certFile && keyFile ? { cert: readFileSync(certFile), key: readFileSync(keyFile) } : undefined;
+    const caFile = str("auth-proxy-client-ca-file");
+    proxy = proxyAuthSettingsFrom(
+      {
+        clientCaPem: caFile && readFileSync(caFile, "utf8"),
+        allowedNames: str("auth-proxy-allowed-names"),
+        userHeaders: str("auth-proxy-user-headers"),
+        groupHeaders: str("auth-proxy-group-headers"),
+        extraHeadersPrefix: str("auth-proxy-extra-headers-prefix"),
+      },
+      tls !== undefined,
+    );
   } catch (e) {
     io.err(`error: ${(e as Error).message}`);
     return 2;
@@ -109,13 +161,18 @@ export async function dashboardCommand(argv: string[], io: CliIO): Promise<numbe
     taskCache,
     oidc,
     viewerApi: (token) => new KubeViewerApi(kc, token),
+    tls,
+    proxyAuth: proxy && {
+      settings: proxy,
+      viewerApi: (id) => new KubeViewerApi(kc, new ImpersonatingKubeConfig(kc, id)),
+    },
   });
   oidc
     ?.discover()
     .catch((err: Error) => log.warn({ err: err.message }, "OIDC discovery failed; retried at sign-in"));
   const address = await app.listen({ host: m[1] || "0.0.0.0", port: Number(m[2]) });
   io.out(
-    `dashboard: ${address.replace("127.0.0.1", "localhost")}${TASKS_PATH} (sign in at ${SIGN_IN_PATH} with a bearer token${oidc ? ` or with ${oidc.settings.name}` : ""})`,
+    `dashboard: ${address.replace("127.0.0.1", "localhost")}${TASKS_PATH} (sign in at ${SIGN_IN_PATH} with a bearer token${oidc ? ` or with ${oidc.settings.name}` : ""}${proxy ? "; viewers of the authenticating proxy are signed in by it" : ""})`,
   );
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
@@ -127,20 +184,13 @@ export async function dashboardCommand(argv: string[], io: CliIO): Promise<numbe
   return 0;
 }
 
-/** The --oidc-* flags, each defaulting to its CRONSCALE_DASHBOARD_OIDC_* variable. */
-function oidcFlags(): Record<string, { type: "string"; default?: string }> {
+/** The --<group>-<name> flags, each defaulting to its CRONSCALE_DASHBOARD_<GROUP>_<NAME> variable. */
+function envFlags(group: string, names: string[]): Record<string, { type: "string"; default?: string }> {
   const flags: Record<string, { type: "string"; default?: string }> = {};
-  for (const name of [
-    "issuer-url",
-    "client-id",
-    "client-secret-file",
-    "redirect-url",
-    "scopes",
-    "name",
-    "ca-file",
-  ]) {
-    const env = process.env[`CRONSCALE_DASHBOARD_OIDC_${name.toUpperCase().replaceAll("-", "_")}`];
-    flags[`oidc-${name}`] = env === undefined ? { type: "string" } : { type: "string", default: env };
+  for (const name of names) {
+    const flag = `${group}-${name}`;
+    const env = process.env[`CRONSCALE_DASHBOARD_${flag.toUpperCase().replaceAll("-", "_")}`];
+    flags[flag] = env === undefined ? { type: "string" } : { type: "string", default: env };
   }
   return flags;
 }

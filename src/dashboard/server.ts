@@ -1,11 +1,17 @@
 import fastifyCookie from "@fastify/cookie";
 import fastifyFormbody from "@fastify/formbody";
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from "fastify";
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from "fastify";
 import type { Logger } from "pino";
 import { ApiError } from "../runtime/errors.ts";
 import { ASSETS } from "./assets.ts";
 import type { OidcSignIn } from "./auth-oidc.ts";
 import { registerOidcRoutes } from "./auth-oidc-routes.ts";
+import { identityKey, type ProxyAuthSettings, type ProxyIdentity, takeProxyIdentity } from "./auth-proxy.ts";
 import type { ViewerApi } from "./kube.ts";
 import { registerBackupRoutes } from "./routes-backups.ts";
 import { registerPlatformRoutes } from "./routes-platforms.ts";
@@ -34,6 +40,14 @@ export interface DashboardOptions {
   oidc?: OidcSignIn;
   /** Refresh an OIDC viewer's ID token when less than this is left of it (default 60 s). */
   oidcRefreshBeforeMs?: number;
+  /** Serve HTTPS with this key and certificate chain (PEM). */
+  tls?: { key: string | Buffer; cert: string | Buffer };
+  /**
+   * Trusted authenticating proxy (auth-proxy.ts; needs `tls`): viewers it names in headers over
+   * a connection with its client certificate, and a client acting for such a viewer (the
+   * dashboard's credentials with Impersonate-* headers).
+   */
+  proxyAuth?: { settings: ProxyAuthSettings; viewerApi: (id: ProxyIdentity) => ViewerApi };
 }
 
 export const SESSION_COOKIE = "cronscale_session";
@@ -46,6 +60,8 @@ const CSP =
 declare module "fastify" {
   interface FastifyRequest {
     session?: Session;
+    /** The viewer the trusted proxy named on this request (only with proxyAuth). */
+    proxyIdentity?: ProxyIdentity;
   }
 }
 
@@ -68,11 +84,24 @@ export interface Ctx {
 export async function createDashboard(opts: DashboardOptions): Promise<FastifyInstance> {
   const sessions = opts.sessions ?? new SessionStore();
   const now = opts.now ?? (() => new Date());
+  if (opts.proxyAuth && !opts.tls)
+    throw new Error("proxyAuth needs tls: the proxy authenticates with a client certificate");
+  // With proxyAuth the listener asks every client for a certificate of the proxy's CA but does
+  // not require one: viewers who come directly sign in like anywhere else.
+  const https = opts.tls && {
+    ...opts.tls,
+    ...(opts.proxyAuth && {
+      ca: opts.proxyAuth.settings.clientCaPem,
+      requestCert: true,
+      rejectUnauthorized: false,
+    }),
+  };
   const app = Fastify({
     loggerInstance: opts.log as unknown as FastifyBaseLogger,
     trustProxy: false,
     bodyLimit: 256 * 1024,
-  });
+    ...(https && { https }),
+  }) as unknown as FastifyInstance;
   await app.register(fastifyCookie);
   await app.register(fastifyFormbody);
 
@@ -100,12 +129,40 @@ export async function createDashboard(opts: DashboardOptions): Promise<FastifyIn
     return payload;
   });
 
+  // The proxy's identity headers are read (when its certificate is there) and removed from every
+  // request before anything else sees them.
+  const proxyAuth = opts.proxyAuth;
+  if (proxyAuth) {
+    app.addHook("onRequest", async (req) => {
+      const { identity, refused } = takeProxyIdentity(req.raw, proxyAuth.settings);
+      if (refused)
+        req.log.warn(
+          { path: req.url, refused },
+          "identity headers ignored: not from the authenticating proxy",
+        );
+      req.proxyIdentity = identity;
+    });
+  }
+
   // Who is asking: the session of the cookie, if it is live. Pages other than sign-in and the
   // assets need a signed-in session; every POST needs our Origin and the session's CSRF token.
   app.addHook("preHandler", async (req, reply) => {
     const path = req.url.split("?")[0] ?? "";
     if (ASSETS[path] || !path.startsWith(BASE)) return;
     req.session = sessions.get(req.cookies[SESSION_COOKIE]);
+    if (proxyAuth) {
+      const who = req.proxyIdentity;
+      const key = who && identityKey(who);
+      // A proxy viewer's session is good only for the same identity through the proxy; the
+      // proxy's viewer never uses a session made for someone else.
+      if (req.session && (req.session.proxied || key) && req.session.proxied !== key) req.session = undefined;
+      // The first page a proxy viewer asks for signs them in; a post still needs the session's
+      // CSRF token, so a post without that session is refused below.
+      if (who && key && !req.session && req.method !== "POST") {
+        const done = await proxySignIn(req, reply, who, key);
+        if (done) return done;
+      }
+    }
     if (req.method === "POST") {
       const body = (req.body ?? {}) as Record<string, unknown>;
       if (
@@ -131,6 +188,35 @@ export async function createDashboard(opts: DashboardOptions): Promise<FastifyIn
       return reply.code(401).type("text/plain").send("Sign in first.");
     }
   });
+
+  // A proxy viewer's session: the API server's SelfSubjectReview, made with impersonation, names
+  // the viewer (and refuses when the dashboard may not impersonate).
+  async function proxySignIn(req: FastifyRequest, reply: FastifyReply, who: ProxyIdentity, key: string) {
+    const api = (proxyAuth as NonNullable<typeof proxyAuth>).viewerApi(who);
+    try {
+      const user = await api.whoAmI();
+      const s = sessions.signIn(undefined, user, api);
+      s.proxied = key;
+      req.session = s;
+      setCookie(reply, s);
+      req.log.info(
+        { user: user.username, groups: user.groups },
+        "signed in through the authenticating proxy",
+      );
+      return undefined;
+    } catch (err) {
+      const status = err instanceof ApiError ? err.statusCode : 0;
+      req.log.warn({ err, user: who.username }, "acting for the proxy's viewer refused");
+      const message =
+        status === 403
+          ? `The API server does not let the dashboard act for ${who.username} (impersonate).`
+          : "The API server could not be reached.";
+      return reply
+        .code(status === 403 ? 403 : 502)
+        .type("text/plain")
+        .send(message);
+    }
+  }
 
   const ctx: Ctx = {
     opts,

@@ -21,6 +21,8 @@ export interface Session {
   oidc?: OidcTokens;
   /** The refresh of `oidc` under way, if any (one at a time). */
   refreshing?: Promise<boolean>;
+  /** Made for a viewer of the trusted proxy: the key of that identity (auth-proxy.ts). */
+  proxied?: string;
   /** One message shown on the next page (after a redirect). */
   flash?: string;
   /** Answers of access reviews, by question, with their time (a short cache). */

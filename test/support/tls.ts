@@ -62,3 +62,31 @@ export function makeTestTls(): TestTls {
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
 }
+
+/** A client certificate (clientAuth) with common name `cn` signed by the CA of `tls`, in its dir. */
+export function makeClientCert(tls: TestTls, cn: string): { certFile: string; keyFile: string } {
+  const f = (n: string) => join(tls.dir, n);
+  const base = `client-${cn.replace(/[^a-z0-9]/gi, "_")}`;
+  const ssl = (...args: string[]) => execFileSync("openssl", args, { stdio: "pipe" });
+  ssl("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", f(`${base}.key`));
+  ssl("req", "-new", "-key", f(`${base}.key`), "-subj", `/CN=${cn}`, "-out", f(`${base}.csr`));
+  writeFileSync(f(`${base}.cnf`), "extendedKeyUsage=clientAuth\n");
+  ssl(
+    "x509",
+    "-req",
+    "-in",
+    f(`${base}.csr`),
+    "-CA",
+    tls.caFile,
+    "-CAkey",
+    f("ca.key"),
+    "-CAcreateserial",
+    "-days",
+    "1",
+    "-extfile",
+    f(`${base}.cnf`),
+    "-out",
+    f(`${base}.crt`),
+  );
+  return { certFile: f(`${base}.crt`), keyFile: f(`${base}.key`) };
+}
