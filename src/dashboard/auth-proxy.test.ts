@@ -1,8 +1,7 @@
 import { readFileSync } from "node:fs";
-import { request } from "node:https";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeClientCert, makeTestTls, type TestTls } from "../../test/support/tls.ts";
+import { makeClientCert, makeTestTls, type TestTls, tlsRequest } from "../../test/support/tls.ts";
 import { silentLogger } from "../log.ts";
 import { type ProxyIdentity, proxyAuthSettingsFrom, takeProxyIdentity } from "./auth-proxy.ts";
 import { createDashboard } from "./server.ts";
@@ -59,52 +58,9 @@ afterAll(async () => {
   otherCa?.remove();
 });
 
-interface Answer {
-  status: number;
-  location?: string;
-  cookie?: string;
-  body: string;
-}
-
 /** One request over TLS, with `cert` as client certificate if given; headers as raw lines. */
-function send(
-  path: string,
-  cert: Cert | undefined,
-  headers: [string, string][],
-  method = "GET",
-): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: "127.0.0.1",
-        port,
-        path,
-        method,
-        ca: readFileSync(proxyCa.caFile),
-        ...(cert && { cert: readFileSync(cert.certFile), key: readFileSync(cert.keyFile) }),
-        // Raw lines (repeated headers stay apart); Node then adds no Host of its own.
-        headers: [["Host", `127.0.0.1:${port}`], ...headers].flat(),
-        agent: false,
-      },
-      (res) => {
-        let body = "";
-        res.on("data", (c) => {
-          body += c;
-        });
-        res.on("end", () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            location: res.headers.location,
-            cookie: res.headers["set-cookie"]?.[0]?.split(";")[0],
-            body,
-          }),
-        );
-      },
-    );
-    req.on("error", reject);
-    req.end();
-  });
-}
+const send = (path: string, cert: Cert | undefined, headers: [string, string][], method = "GET") =>
+  tlsRequest({ port, path, caFile: proxyCa.caFile, cert, headers, method });
 
 const BOB: [string, string][] = [
   ["X-Remote-User", "proxy:bob"],
