@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeClientCert, makeTestTls, type TestTls, tlsRequest } from "../../test/support/tls.ts";
 import { silentLogger } from "../log.ts";
 import { type ProxyIdentity, proxyAuthSettingsFrom, takeProxyIdentity } from "./auth-proxy.ts";
+import { dashboardCommand } from "./command.ts";
 import { createDashboard } from "./server.ts";
 import { FakeViewerApi } from "./testing.ts";
 
@@ -189,5 +190,18 @@ describe("takeProxyIdentity", () => {
     expect(() => proxyAuthSettingsFrom({ clientCaPem: "-----BEGIN CERTIFICATE-----" }, false)).toThrow(
       /tls-cert-file/,
     );
+  });
+});
+
+describe("cronscale dashboard flags", () => {
+  it("refuses the proxy's CA without TLS serving, naming the flags", async () => {
+    const err: string[] = [];
+    const io = { out: () => {}, err: (s: string) => err.push(s) };
+    const code = await dashboardCommand(["--auth-proxy-client-ca-file", proxyCa.caFile], io as never);
+    expect(code).toBe(2);
+    expect(err.join("\n")).toMatch(/--tls-cert-file/);
+    err.length = 0;
+    expect(await dashboardCommand(["--auth-proxy-user-headers", "X-User"], io as never)).toBe(2);
+    expect(err.join("\n")).toMatch(/--auth-proxy-client-ca-file/);
   });
 });

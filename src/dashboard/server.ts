@@ -1,17 +1,13 @@
 import fastifyCookie from "@fastify/cookie";
 import fastifyFormbody from "@fastify/formbody";
-import Fastify, {
-  type FastifyBaseLogger,
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-} from "fastify";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from "fastify";
 import type { Logger } from "pino";
 import { ApiError } from "../runtime/errors.ts";
 import { ASSETS } from "./assets.ts";
 import type { OidcSignIn } from "./auth-oidc.ts";
 import { registerOidcRoutes } from "./auth-oidc-routes.ts";
-import { identityKey, type ProxyAuthSettings, type ProxyIdentity, takeProxyIdentity } from "./auth-proxy.ts";
+import type { ProxyAuthSettings, ProxyIdentity } from "./auth-proxy.ts";
+import { registerProxyAuth } from "./auth-proxy-routes.ts";
 import type { ViewerApi } from "./kube.ts";
 import { registerBackupRoutes } from "./routes-backups.ts";
 import { registerPlatformRoutes } from "./routes-platforms.ts";
@@ -60,8 +56,6 @@ const CSP =
 declare module "fastify" {
   interface FastifyRequest {
     session?: Session;
-    /** The viewer the trusted proxy named on this request (only with proxyAuth). */
-    proxyIdentity?: ProxyIdentity;
   }
 }
 
@@ -129,20 +123,8 @@ export async function createDashboard(opts: DashboardOptions): Promise<FastifyIn
     return payload;
   });
 
-  // The proxy's identity headers are read (when its certificate is there) and removed from every
-  // request before anything else sees them.
-  const proxyAuth = opts.proxyAuth;
-  if (proxyAuth) {
-    app.addHook("onRequest", async (req) => {
-      const { identity, refused } = takeProxyIdentity(req.raw, proxyAuth.settings);
-      if (refused)
-        req.log.warn(
-          { path: req.url, refused },
-          "identity headers ignored: not from the authenticating proxy",
-        );
-      req.proxyIdentity = identity;
-    });
-  }
+  // The authenticating proxy: its identity headers are taken off every request first (onRequest).
+  const proxy = opts.proxyAuth && registerProxyAuth(app, opts.proxyAuth, sessions, setCookie);
 
   // Who is asking: the session of the cookie, if it is live. Pages other than sign-in and the
   // assets need a signed-in session; every POST needs our Origin and the session's CSRF token.
@@ -150,18 +132,9 @@ export async function createDashboard(opts: DashboardOptions): Promise<FastifyIn
     const path = req.url.split("?")[0] ?? "";
     if (ASSETS[path] || !path.startsWith(BASE)) return;
     req.session = sessions.get(req.cookies[SESSION_COOKIE]);
-    if (proxyAuth) {
-      const who = req.proxyIdentity;
-      const key = who && identityKey(who);
-      // A proxy viewer's session is good only for the same identity through the proxy; the
-      // proxy's viewer never uses a session made for someone else.
-      if (req.session && (req.session.proxied || key) && req.session.proxied !== key) req.session = undefined;
-      // The first page a proxy viewer asks for signs them in; a post still needs the session's
-      // CSRF token, so a post without that session is refused below.
-      if (who && key && !req.session && req.method !== "POST") {
-        const done = await proxySignIn(req, reply, who, key);
-        if (done) return done;
-      }
+    if (proxy) {
+      const refused = await proxy.session(req, reply);
+      if (refused) return refused;
     }
     if (req.method === "POST") {
       const body = (req.body ?? {}) as Record<string, unknown>;
@@ -188,35 +161,6 @@ export async function createDashboard(opts: DashboardOptions): Promise<FastifyIn
       return reply.code(401).type("text/plain").send("Sign in first.");
     }
   });
-
-  // A proxy viewer's session: the API server's SelfSubjectReview, made with impersonation, names
-  // the viewer (and refuses when the dashboard may not impersonate).
-  async function proxySignIn(req: FastifyRequest, reply: FastifyReply, who: ProxyIdentity, key: string) {
-    const api = (proxyAuth as NonNullable<typeof proxyAuth>).viewerApi(who);
-    try {
-      const user = await api.whoAmI();
-      const s = sessions.signIn(undefined, user, api);
-      s.proxied = key;
-      req.session = s;
-      setCookie(reply, s);
-      req.log.info(
-        { user: user.username, groups: user.groups },
-        "signed in through the authenticating proxy",
-      );
-      return undefined;
-    } catch (err) {
-      const status = err instanceof ApiError ? err.statusCode : 0;
-      req.log.warn({ err, user: who.username }, "acting for the proxy's viewer refused");
-      const message =
-        status === 403
-          ? `The API server does not let the dashboard act for ${who.username} (impersonate).`
-          : "The API server could not be reached.";
-      return reply
-        .code(status === 403 ? 403 : 502)
-        .type("text/plain")
-        .send(message);
-    }
-  }
 
   const ctx: Ctx = {
     opts,
