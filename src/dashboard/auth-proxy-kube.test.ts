@@ -40,7 +40,7 @@ it("adds Impersonate-User, one Impersonate-Group line per group and escaped extr
   const kc = new ImpersonatingKubeConfig(base, {
     username: "proxy:bob",
     groups: ["team-x", "team, y"],
-    extra: { "scopes/x": ["a", "b"] },
+    extra: { "scopes/x": ["a", "b"], "f(x)": ["c"] },
   });
   const api = new KubeViewerApi(base, kc);
   await api.whoAmI();
@@ -56,6 +56,7 @@ it("adds Impersonate-User, one Impersonate-Group line per group and escaped extr
         "impersonate-group: team, y",
         "impersonate-extra-scopes%2fx: a",
         "impersonate-extra-scopes%2fx: b",
+        "impersonate-extra-f%28x%29: c",
       ].sort(),
     );
   }

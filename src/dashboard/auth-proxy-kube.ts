@@ -15,8 +15,10 @@ export function impersonationHeaders(id: ProxyIdentity): Record<string, string |
   const h: Record<string, string | string[]> = { "Impersonate-User": id.username };
   if (id.groups.length) h["Impersonate-Group"] = [...id.groups];
   for (const [key, values] of Object.entries(id.extra)) {
-    // The API server unescapes the key; escape what a header name cannot carry.
-    h[`Impersonate-Extra-${encodeURIComponent(key)}`] = [...values];
+    // The API server unescapes the key; escape what a header name cannot carry (encodeURIComponent
+    // leaves "(" and ")", which are no header-name characters).
+    const escaped = encodeURIComponent(key).replaceAll("(", "%28").replaceAll(")", "%29");
+    h[`Impersonate-Extra-${escaped}`] = [...values];
   }
   return h;
 }
