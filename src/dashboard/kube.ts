@@ -139,12 +139,15 @@ export function viewerKubeConfig(base: KubeConfig, token: string): KubeConfig {
   return kc;
 }
 
-/** ViewerApi over HTTP with the viewer's token. */
+/**
+ * ViewerApi over HTTP with the viewer's token, or with a kubeconfig made for the viewer (the
+ * dashboard's credentials impersonating a proxy-authenticated viewer, auth-proxy-kube.ts).
+ */
 export class KubeViewerApi implements ViewerApi {
   private readonly t: KubeTransport;
   private readonly kc: KubeConfig;
-  constructor(base: KubeConfig, token: string) {
-    this.kc = viewerKubeConfig(base, token);
+  constructor(base: KubeConfig, viewer: string | KubeConfig) {
+    this.kc = typeof viewer === "string" ? viewerKubeConfig(base, viewer) : viewer;
     this.t = KubeTransport.create(this.kc);
   }
 
