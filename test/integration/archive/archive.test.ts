@@ -6,6 +6,8 @@ import { KubeAuthorizer, startHistoryServer } from "../../../src/archive/http.ts
 import { startArchiveMaintenance } from "../../../src/archive/maintenance.ts";
 import { PgExecutionArchive } from "../../../src/archive/store.ts";
 import { archiveCommand } from "../../../src/cli/history.ts";
+import { loadConfig } from "../../../src/config.ts";
+import { sumCosts } from "../../../src/controllers/taskexecution/billing.ts";
 import { RealKubeClient } from "../../../src/runtime/client.ts";
 import { KubeTransport } from "../../../src/runtime/rest.ts";
 import { kubeConfig, kubectl, useNamespace, waitFor } from "../../support/cluster.ts";
@@ -17,8 +19,9 @@ import { diagnose } from "./diagnose.ts";
 
 // The execution archive with real pods and a real PostgreSQL (a host process): runs beyond the
 // window leave etcd only once archived; an archive outage keeps them in etcd and says so; all
-// land once it returns, none doubled; the history endpoint (over TLS) answers 401/403/200 to real tokens;
-// retention prunes the archive while the month's usage stays.
+// land once it returns, none doubled, and the month's totals are the sum of the records; the
+// history endpoint (over TLS) answers history, logs and usage with 401/403/200 to real tokens;
+// the retention, set as a user sets it, prunes the older runs from the archive, not the usage.
 
 const missing = postgresMissing();
 if (missing) console.warn(`skipping the archive integration test: ${missing}`);
@@ -61,7 +64,8 @@ describe.skipIf(missing)("execution archive", () => {
       language: "Bash",
       plan: "Micro",
       timeoutSeconds: 30,
-      script: 'echo "run at $(date +%s%N)"\n',
+      // 0.6 s: each run is billed 1 s, so the month's totals are a sum of something.
+      script: 'sleep 0.6\necho "run at $(date +%s%N)"\n',
     });
     await waitTask(ns.name, TASK, (t) => t.status?.phase === "Running", "Running");
     const tokens = ["1", "2", "3", "4", "5", "6"];
@@ -134,9 +138,20 @@ describe.skipIf(missing)("execution archive", () => {
         what: "the window of runs 5 and 6 again",
       });
       expect(await inArchive()).toEqual(jobs(...tokens));
+      // The month's totals are the sum of the archived records, each counted once.
+      const records = await archive.history({ namespace: ns.name, taskName: TASK, limit: 100 });
       const usage = await archive.usage(ns.name, new Date().toISOString().slice(0, 7), TASK);
-      expect(usage[0]?.runs).toBe(6);
+      expect(usage[0]).toMatchObject({
+        runs: 6,
+        billedSeconds: records.reduce((n, r) => n + (r.spec.billedSeconds ?? 0), 0),
+        cost: sumCosts(records.map((r) => r.spec.cost ?? "0")),
+      });
+      expect(usage[0]?.billedSeconds).toBeGreaterThanOrEqual(6);
       const back = await waitTask(ns.name, TASK, (x) => x.status?.usage?.runs === 6, "usage of 6 runs");
+      expect(back.status?.usage).toMatchObject({
+        billedSeconds: usage[0]?.billedSeconds,
+        cost: usage[0]?.cost,
+      });
       expect(back.status?.conditions?.find((c) => c.type === "Archived")).toMatchObject({ status: "True" });
       const newest = await archive.run(ns.name, TASK);
       expect(newest?.spec.output).toMatch(/^run at \d+\n$/);
@@ -151,7 +166,7 @@ describe.skipIf(missing)("execution archive", () => {
     }
   });
 
-  it("serves history to a token that may get the task: 401 without, 403 for another, 200 for it", async () => {
+  it("serves history, logs and usage to a token that may get the task: 401 without, 403 for another, 200 for it", async () => {
     await kubectl(["create", "serviceaccount", "reader"], { namespace: ns.name });
     await kubectl(["create", "serviceaccount", "stranger"], { namespace: ns.name });
     await kubectl(["create", "role", "read-tasks", "--verb=get", "--resource=scheduledtasks.cronscale.io"], {
@@ -204,33 +219,68 @@ describe.skipIf(missing)("execution archive", () => {
       expect(await archived()).toBeGreaterThan(0);
       const logs = await cli("logs", TASK, "--token", await token("reader"));
       expect(logs.out).toMatch(/^run at \d+$/);
+      expect((await cli("logs", TASK)).err).toMatch(/^error: 401/);
+      expect((await cli("logs", TASK, "--token", await token("stranger"))).err).toMatch(/^error: 403/);
+      // A task's usage needs `get` on it; the namespace's needs `list` (the reader has not).
+      const usage = await cli("usage", "--task", TASK, "--token", await token("reader"), "--output", "json");
+      expect(usage.code).toBe(0);
+      const items = JSON.parse(ok.out).items as { spec: { billedSeconds?: number; cost?: string } }[];
+      expect(JSON.parse(usage.out).items).toMatchObject([
+        {
+          taskName: TASK,
+          billedSeconds: items.reduce((n, r) => n + (r.spec.billedSeconds ?? 0), 0),
+          cost: sumCosts(items.map((r) => r.spec.cost ?? "0")),
+        },
+      ]);
+      expect((await cli("usage", "--token", await token("reader"))).err).toMatch(/^error: 403/);
+      expect((await cli("usage", "--task", TASK, "--token", await token("stranger"))).err).toMatch(
+        /^error: 403/,
+      );
+      expect((await cli("usage", "--task", TASK)).err).toMatch(/^error: 401/);
     } finally {
       server.close();
       tls.remove();
     }
   });
 
-  it("prunes runs older than the retention from the archive, keeping the month's usage", async () => {
+  it("prunes runs older than the retention from the archive, keeping newer runs and the month's usage", async () => {
     const month = new Date().toISOString().slice(0, 7);
-    const before = (await archive.usage(ns.name, month, TASK))[0]?.runs;
-    expect(await archived()).toBeGreaterThan(0);
-    // The user-facing retention (controllers.taskExecution.retentionDays), shortened to a second.
+    const before = (await archive.usage(ns.name, month, TASK))[0];
+    // Oldest first; a cut halfway between the oldest half and the rest (runs are seconds apart).
+    const runs = (await archive.history({ namespace: ns.name, taskName: TASK, limit: 100 })).reverse();
+    expect(runs.length).toBeGreaterThanOrEqual(2);
+    const half = Math.floor(runs.length / 2);
+    const times = runs.map((r) => Date.parse(r.spec.completionTime));
+    expect(times[half]).toBeGreaterThan(times[half - 1] ?? 0);
+    const cut = ((times[half - 1] ?? 0) + (times[half] ?? 0)) / 2;
+    // The retention as a user sets it (the chart's archive.retentionDays becomes this variable),
+    // in days, so that its cut falls there; one prune at once, none after.
+    const cfg = loadConfig([], {
+      CRONSCALE_CONTROLLERS__TASK_EXECUTION__RETENTION_DAYS: String((Date.now() - cut) / 86_400_000),
+    });
     const stop = startArchiveMaintenance(archive, {
-      retentionDays: 1 / 86_400,
-      intervalMs: 500,
+      retentionDays: cfg.controllers.taskExecution.retentionDays,
+      intervalMs: 3_600_000,
       log: pino({ level: "silent" }),
       isLeader: () => true,
     });
     try {
-      await waitFor(async () => ((await archived()) === 0 ? true : undefined), {
+      await waitFor(async () => ((await archived()) < runs.length ? true : undefined), {
         timeoutMs: 30_000,
         what: "pruned",
       });
     } finally {
       stop();
     }
+    const left = await archive.history({ namespace: ns.name, taskName: TASK, limit: 100 });
+    expect(left.map((r) => r.name).sort()).toEqual(
+      runs
+        .slice(half)
+        .map((r) => r.name)
+        .sort(),
+    );
     // The month's usage (6 runs after the test above) is the same before and after the prune.
-    expect(before).toBeGreaterThan(0);
-    expect((await archive.usage(ns.name, month, TASK))[0]?.runs).toBe(before);
+    expect(before?.runs).toBeGreaterThan(0);
+    expect((await archive.usage(ns.name, month, TASK))[0]).toEqual(before);
   });
 });
