@@ -102,8 +102,9 @@ describe.skipIf(missing)("execution archive", () => {
       const t = await getTask(ns.name, TASK);
       expect(t?.status?.conditions?.find((c) => c.type === "Archived")).toMatchObject({ status: "True" });
 
-      // Outage: new runs stay in etcd beside the window, nothing is pruned or captured twice, and
-      // the condition says why.
+      // Outage: new runs stay in etcd beside the window, nothing is pruned or captured twice (a
+      // run that left the window, whose Job still lingers, is not recorded again while the
+      // archive cannot say it has it), and the condition says why.
       await pg.stop();
       down = true;
       for (const token of ["5", "6"]) {
