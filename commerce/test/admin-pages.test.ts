@@ -111,7 +111,7 @@ describe("admin pages", () => {
     const page = await a.get(`/admin/orders/${order.id}`);
     // The shipping address, one line each.
     expect(page.html).toContain(
-      `data-shipping-address="true">Ada Lovelace<br/>12 St James's Square<br/>SW1Y 4JH London<br/>GB</address>`,
+      `data-shipping-address="true">Ada Lovelace<br/>12 St James's Square<br/>SW1Y 4JH London<br/>United Kingdom</address>`,
     );
     expect(page.html).toContain('value="paid"');
     expect(

@@ -73,6 +73,24 @@ describe("message catalogs", () => {
     expect(de.text).toContain("Hallo Eve,");
     expect(de.text).toContain("vielen Dank für Ihre Bestellung:");
     expect(de.text).toMatch(/Gesamt: 19,90\s€/); // German format (a no-break space)
+    expect(de.text).not.toContain("Lieferadresse"); // none given
+    const shipped = composeMail(
+      messagesFor("de"),
+      "de",
+      "OrderConfirmation",
+      {
+        ...order,
+        shippingAddress: {
+          name: "Eve",
+          line1: "Hauptstr. 1",
+          city: "Köln",
+          postalCode: "50667",
+          country: "AT",
+        },
+      },
+      lines,
+    );
+    expect(shipped.text).toContain("Lieferadresse:\n  Eve\n  Hauptstr. 1\n  50667 Köln\n  Österreich");
     const en = composeMail(
       messagesFor("en"),
       "en",

@@ -180,6 +180,7 @@ describe("the store in a browser", () => {
     const mail = smtp.mails.find((m) => m.raw.includes(orderId));
     expect(mail?.to).toEqual(["grace@example.test"]);
     expect(mail?.raw).toContain(`Subject: Order ${orderId} confirmed`);
+    expect(mail?.raw).toMatch(/Ship to:\r?\n {2}Grace Hopper\r?\n {2}1 Navy Yard Way/);
     await ctx.close();
   }, 90_000);
 

@@ -91,6 +91,7 @@ CNI_BRIDGE=$BRIDGE
 HOST_VETH=$HOST_VETH
 CGROUP_ROOT=$CGROUP_ROOT
 KUBERNETES_VERSION=$KUBERNETES_VERSION
+AUTHENTICATION_CONFIG=$STATE_DIR/authentication.yaml
 KWOK_NODES=$KWOK_NODES
 ADDONS=$ADDONS
 EOF
@@ -141,6 +142,15 @@ resources:
       - identity: {}
 EOF
 )
+# Structured authentication (AuthenticationConfiguration), no JWT issuer yet: the API server
+# watches this file and applies a changed one without a restart once its new issuers answer
+# discovery, so a test can make the API server trust an OIDC provider it runs itself
+# (test/support/oidc.ts). Service-account and client-certificate authentication are unchanged.
+cat >"$STATE_DIR/authentication.yaml" <<EOF
+apiVersion: apiserver.config.k8s.io/v1
+kind: AuthenticationConfiguration
+jwt: []
+EOF
 make_netns
 prepare_cgroups
 # Every kubelet and containerd holds inotify instances; the kernel's default of 128 per user runs
@@ -173,6 +183,7 @@ start kube-apiserver kube-apiserver \
   --authorization-mode Node,RBAC --enable-admission-plugins NodeRestriction \
   --allow-privileged=true \
   --encryption-provider-config "$P/encryption.yaml" \
+  --authentication-config "$STATE_DIR/authentication.yaml" \
   --requestheader-client-ca-file "$P/front-proxy-ca.crt" \
   --requestheader-allowed-names front-proxy-client \
   --requestheader-username-headers X-Remote-User --requestheader-group-headers X-Remote-Group \

@@ -58,6 +58,8 @@ fieldset{min-width:0;border:1px solid var(--line);border-radius:8px;margin:0 0 1
 input[type=checkbox],input[type=radio]{width:1.25rem;height:1.25rem;min-height:0;margin:0 .5rem 0 0;vertical-align:middle}form.inline{display:inline}
 .env-row{display:grid;grid-template-columns:1fr 2fr;gap:.5rem;margin-bottom:.5rem}
 .secret{font-family:ui-monospace,monospace}
+textarea.short{min-height:5rem}details.edit{margin:.25rem 0 1rem}details.edit summary{cursor:pointer;color:var(--accent);font-weight:600;padding:.4rem 0}
+details.edit[open] summary{margin-bottom:.5rem}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 @media (max-width:40rem){main{padding:.75rem}.top{padding:.5rem .75rem}input[type=checkbox],input[type=radio]{width:1.25rem;height:1.25rem;min-height:0;margin:0 .5rem 0 0;vertical-align:middle}form.inline{display:inline}
 .env-row{grid-template-columns:1fr}

@@ -1,15 +1,21 @@
+import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import type { CliIO } from "../cli/next-runs.ts";
 import { createLogger } from "../log.ts";
 import { loadKubeConfig } from "../runtime/kube.ts";
 import { KubeListWatch } from "../runtime/listwatch.ts";
 import { KubeTransport } from "../runtime/rest.ts";
+import { OidcSignIn, oidcSettingsFrom } from "./auth-oidc.ts";
+import { type ProxyAuthSettings, proxyAuthSettingsFrom } from "./auth-proxy.ts";
+import { ImpersonatingKubeConfig } from "./auth-proxy-kube.ts";
 import { KubeViewerApi } from "./kube.ts";
 import { createDashboard } from "./server.ts";
 import { SharedTaskCache, TASK_TYPE } from "./task-cache.ts";
 import { SIGN_IN_PATH, TASKS_PATH } from "./views/layout.ts";
 
 const USAGE = `usage: cronscale dashboard [--listen HOST:PORT] [--kubeconfig PATH] [--namespaces a,b] [--no-task-cache]
+                           [--oidc-issuer-url URL --oidc-client-id ID --oidc-redirect-url URL ...]
+                           [--tls-cert-file PEM --tls-key-file PEM] [--auth-proxy-client-ca-file PEM ...]
 
 Serves the web dashboard. Viewers sign in with a Kubernetes bearer token; every action runs with
 that token, so the API server's authentication and RBAC decide what each viewer may do. The
@@ -22,8 +28,37 @@ reads the task lists shared by all viewers (each viewer's right to list them is 
   --no-task-cache  read every task list with the viewer's own LIST instead of a shared watched copy
   --log-level    info (default), debug, warn, error
 
-Serve it behind TLS: its cookies are Secure, which browsers accept over plain HTTP only on
-localhost.`;
+OpenID Connect sign-in (optional; the API server must trust the same issuer with the client id as
+audience, since the viewer's ID token is the bearer of every request):
+  --oidc-issuer-url          the issuer (https)                  env CRONSCALE_DASHBOARD_OIDC_ISSUER_URL
+  --oidc-client-id           the dashboard's client id           env CRONSCALE_DASHBOARD_OIDC_CLIENT_ID
+  --oidc-client-secret-file  file holding the client secret      env CRONSCALE_DASHBOARD_OIDC_CLIENT_SECRET_FILE
+                             (or env CRONSCALE_DASHBOARD_OIDC_CLIENT_SECRET; neither: a public client)
+  --oidc-redirect-url        public URL of /dashboard/sign-in/oidc/callback, registered at the provider
+                                                                 env CRONSCALE_DASHBOARD_OIDC_REDIRECT_URL
+  --oidc-scopes              default "openid profile email"; add offline_access where the provider
+                             needs it for a refresh token        env CRONSCALE_DASHBOARD_OIDC_SCOPES
+  --oidc-name                shown as "Sign in with NAME" (default: the issuer's host)
+                                                                 env CRONSCALE_DASHBOARD_OIDC_NAME
+  --oidc-ca-file             PEM CA bundle for the issuer's TLS (default: the system's)
+                                                                 env CRONSCALE_DASHBOARD_OIDC_CA_FILE
+
+Serving TLS itself (otherwise serve it behind TLS: its cookies are Secure, which browsers accept
+over plain HTTP only on localhost):
+  --tls-cert-file  PEM certificate chain                         env CRONSCALE_DASHBOARD_TLS_CERT_FILE
+  --tls-key-file   PEM private key                               env CRONSCALE_DASHBOARD_TLS_KEY_FILE
+
+Trusted authenticating proxy (optional, off unless the CA is given; needs --tls-*): a request
+over a connection with a client certificate of this CA names its viewer in headers, and the
+dashboard acts for that viewer with its own credentials and Impersonate-* headers (its identity
+needs RBAC "impersonate" on users and groups). Elsewhere those headers are removed unread:
+  --auth-proxy-client-ca-file      CA of the proxy's client certificate    env CRONSCALE_DASHBOARD_AUTH_PROXY_CLIENT_CA_FILE
+  --auth-proxy-allowed-names       common names the certificate may carry (comma-separated; default any)
+                                                                  env CRONSCALE_DASHBOARD_AUTH_PROXY_ALLOWED_NAMES
+  --auth-proxy-user-headers        default X-Remote-User           env CRONSCALE_DASHBOARD_AUTH_PROXY_USER_HEADERS
+  --auth-proxy-group-headers       default X-Remote-Group          env CRONSCALE_DASHBOARD_AUTH_PROXY_GROUP_HEADERS
+  --auth-proxy-extra-headers-prefix  e.g. X-Remote-Extra- (default: extras not accepted)
+                                                                  env CRONSCALE_DASHBOARD_AUTH_PROXY_EXTRA_HEADERS_PREFIX`;
 
 /** `cronscale dashboard`: runs until SIGINT/SIGTERM; returns the exit code. */
 export async function dashboardCommand(argv: string[], io: CliIO): Promise<number> {
@@ -38,6 +73,23 @@ export async function dashboardCommand(argv: string[], io: CliIO): Promise<numbe
         namespaces: { type: "string", default: process.env.CRONSCALE_DASHBOARD_NAMESPACES ?? "" },
         "log-level": { type: "string", default: "info" },
         "task-cache": { type: "boolean", default: true },
+        ...envFlags("oidc", [
+          "issuer-url",
+          "client-id",
+          "client-secret-file",
+          "redirect-url",
+          "scopes",
+          "name",
+          "ca-file",
+        ]),
+        ...envFlags("tls", ["cert-file", "key-file"]),
+        ...envFlags("auth-proxy", [
+          "client-ca-file",
+          "allowed-names",
+          "user-headers",
+          "group-headers",
+          "extra-headers-prefix",
+        ]),
         help: { type: "boolean", short: "h" },
       },
     }).values;
@@ -56,6 +108,42 @@ export async function dashboardCommand(argv: string[], io: CliIO): Promise<numbe
     io.err(`error: --listen must be HOST:PORT, got "${listen}"`);
     return 2;
   }
+  let oidc: OidcSignIn | undefined;
+  let tls: { cert: Buffer; key: Buffer } | undefined;
+  let proxy: ProxyAuthSettings | undefined;
+  try {
+    const str = (k: string) => (values[k] as string | undefined) || undefined;
+    const settings = oidcSettingsFrom({
+      issuerUrl: str("oidc-issuer-url"),
+      clientId: str("oidc-client-id"),
+      clientSecret: process.env.CRONSCALE_DASHBOARD_OIDC_CLIENT_SECRET,
+      clientSecretFile: str("oidc-client-secret-file"),
+      scopes: str("oidc-scopes"),
+      redirectUrl: str("oidc-redirect-url"),
+      name: str("oidc-name"),
+      caFile: str("oidc-ca-file"),
+    });
+    oidc = settings && new OidcSignIn(settings);
+    const certFile = str("tls-cert-file");
+    const keyFile = str("tls-key-file");
+    if (Boolean(certFile) !== Boolean(keyFile))
+      throw new Error("--tls-cert-file and --tls-key-file go together");
+    tls = certFile && keyFile ? { cert: readFileSync(certFile), key: readFileSync(keyFile) } : undefined;
+    const caFile = str("auth-proxy-client-ca-file");
+    proxy = proxyAuthSettingsFrom(
+      {
+        clientCaPem: caFile && readFileSync(caFile, "utf8"),
+        allowedNames: str("auth-proxy-allowed-names"),
+        userHeaders: str("auth-proxy-user-headers"),
+        groupHeaders: str("auth-proxy-group-headers"),
+        extraHeadersPrefix: str("auth-proxy-extra-headers-prefix"),
+      },
+      tls !== undefined,
+    );
+  } catch (e) {
+    io.err(`error: ${(e as Error).message}`);
+    return 2;
+  }
   const kc = loadKubeConfig(values.kubeconfig as string | undefined);
   const log = createLogger({ level: String(values["log-level"]) }).child({ component: "dashboard" });
   const namespaces = String(values.namespaces)
@@ -71,11 +159,20 @@ export async function dashboardCommand(argv: string[], io: CliIO): Promise<numbe
     log,
     namespaces,
     taskCache,
+    oidc,
     viewerApi: (token) => new KubeViewerApi(kc, token),
+    tls,
+    proxyAuth: proxy && {
+      settings: proxy,
+      viewerApi: (id) => new KubeViewerApi(kc, new ImpersonatingKubeConfig(kc, id)),
+    },
   });
+  oidc
+    ?.discover()
+    .catch((err: Error) => log.warn({ err: err.message }, "OIDC discovery failed; retried at sign-in"));
   const address = await app.listen({ host: m[1] || "0.0.0.0", port: Number(m[2]) });
   io.out(
-    `dashboard: ${address.replace("127.0.0.1", "localhost")}${TASKS_PATH} (sign in at ${SIGN_IN_PATH} with a bearer token)`,
+    `dashboard: ${address.replace("127.0.0.1", "localhost")}${TASKS_PATH} (sign in at ${SIGN_IN_PATH} with a bearer token${oidc ? ` or with ${oidc.settings.name}` : ""}${proxy ? "; viewers of the authenticating proxy are signed in by it" : ""})`,
   );
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
@@ -85,4 +182,15 @@ export async function dashboardCommand(argv: string[], io: CliIO): Promise<numbe
   await app.close();
   await taskCache?.stop();
   return 0;
+}
+
+/** The --<group>-<name> flags, each defaulting to its CRONSCALE_DASHBOARD_<GROUP>_<NAME> variable. */
+function envFlags(group: string, names: string[]): Record<string, { type: "string"; default?: string }> {
+  const flags: Record<string, { type: "string"; default?: string }> = {};
+  for (const name of names) {
+    const flag = `${group}-${name}`;
+    const env = process.env[`CRONSCALE_DASHBOARD_${flag.toUpperCase().replaceAll("-", "_")}`];
+    flags[flag] = env === undefined ? { type: "string" } : { type: "string", default: env };
+  }
+  return flags;
 }

@@ -90,6 +90,14 @@ export interface ViewerApi {
   getPlatform(namespace: string, name: string): Promise<ScalePlatform>;
   createPlatform(platform: KubeObject, dryRun: boolean): Promise<ScalePlatform>;
   patchPlatform(namespace: string, name: string, patch: unknown): Promise<ScalePlatform>;
+  /**
+   * Server-side apply of `config` (a partial ScalePlatform) under field manager `manager`:
+   * `force` false refuses (409) fields another manager set to a different value.
+   */
+  applyPlatform(
+    config: KubeObject,
+    opts: { manager: string; dryRun: boolean; force: boolean },
+  ): Promise<ScalePlatform>;
   /** Follows one platform: `onChange` gets each new version until `signal` aborts or the watch ends. */
   watchPlatform(
     namespace: string,
@@ -109,6 +117,7 @@ export interface ViewerApi {
   watchPlatformBackups(namespace: string, onChange: () => void, signal: AbortSignal): Promise<void>;
   listPlatformRestores(namespace: string): Promise<ScalePlatformRestore[]>;
   createPlatformRestore(restore: KubeObject, dryRun: boolean): Promise<ScalePlatformRestore>;
+  patchPlatformRestore(namespace: string, name: string, patch: unknown): Promise<ScalePlatformRestore>;
   /** Calls `onChange` on every change of the namespace's ScalePlatformRestores until `signal` aborts or the watch ends. */
   watchPlatformRestores(namespace: string, onChange: () => void, signal: AbortSignal): Promise<void>;
 }
@@ -130,12 +139,15 @@ export function viewerKubeConfig(base: KubeConfig, token: string): KubeConfig {
   return kc;
 }
 
-/** ViewerApi over HTTP with the viewer's token. */
+/**
+ * ViewerApi over HTTP with the viewer's token, or with a kubeconfig made for the viewer (the
+ * dashboard's credentials impersonating a proxy-authenticated viewer, auth-proxy-kube.ts).
+ */
 export class KubeViewerApi implements ViewerApi {
   private readonly t: KubeTransport;
   private readonly kc: KubeConfig;
-  constructor(base: KubeConfig, token: string) {
-    this.kc = viewerKubeConfig(base, token);
+  constructor(base: KubeConfig, viewer: string | KubeConfig) {
+    this.kc = typeof viewer === "string" ? viewerKubeConfig(base, viewer) : viewer;
     this.t = KubeTransport.create(this.kc);
   }
 
@@ -321,6 +333,24 @@ export class KubeViewerApi implements ViewerApi {
     });
   }
 
+  applyPlatform(
+    config: KubeObject,
+    opts: { manager: string; dryRun: boolean; force: boolean },
+  ): Promise<ScalePlatform> {
+    const { namespace = "", name = "" } = config.metadata;
+    return this.t.request("PATCH", `${TASKS}/namespaces/${ns(namespace)}/scaleplatforms/${ns(name)}`, {
+      body: config,
+      // JSON is YAML: the apply body is sent as JSON under the apply content type.
+      contentType: "application/apply-patch+yaml",
+      query: {
+        fieldManager: opts.manager,
+        force: opts.force,
+        dryRun: opts.dryRun ? "All" : undefined,
+        fieldValidation: "Strict",
+      },
+    });
+  }
+
   watchPlatform(
     namespace: string,
     name: string,
@@ -398,6 +428,15 @@ export class KubeViewerApi implements ViewerApi {
     return this.t.request("POST", path, {
       body: restore,
       query: { dryRun: dryRun ? "All" : undefined, fieldValidation: "Strict" },
+    });
+  }
+
+  patchPlatformRestore(namespace: string, name: string, patch: unknown): Promise<ScalePlatformRestore> {
+    const path = `${TASKS}/namespaces/${ns(namespace)}/scaleplatformrestores/${ns(name)}`;
+    return this.t.request("PATCH", path, {
+      body: patch,
+      contentType: "application/merge-patch+json",
+      query: { fieldValidation: "Strict" },
     });
   }
 

@@ -141,7 +141,7 @@ describe("dashboard: platforms", () => {
     ])
       expect(body).toContain(t);
     expect(body).toContain("2026-11-22 09:00:00 +01:00"); // last restart in the store's zone
-    expect(body).toMatch(/<dt>Currency<\/dt><dd>EUR<\/dd>/);
+    expect(body).toMatch(/<dt>Currency<\/dt><dd data-field="loc-currency">EUR<\/dd>/);
     expect(body).toContain("DE, AT");
     viewer.usage.set("default cronscale.io/platform=shop", { pods: 3, cpuMillis: 750, memoryMiB: 1536 });
     const again = await a.inject({ method: "GET", url, headers: { cookie } });

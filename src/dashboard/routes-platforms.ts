@@ -5,12 +5,14 @@ import type { ScalePlatform } from "../api/v1alpha1/scaleplatform.ts";
 import { DEFAULT_PLATFORM_CONFIG } from "../controllers/scaleplatform/config.ts";
 import { ApiError } from "../runtime/errors.ts";
 import { allowed, pickNamespace } from "./access.ts";
+import { registerConfigRoutes } from "./routes-config.ts";
 import type { Ctx } from "./server.ts";
 import type { Session } from "./sessions.ts";
 import { openEventStream } from "./sse.ts";
 import { apiErrorsByField } from "./task-model.ts";
 import { renderFragment } from "./views/html.ts";
 import { PLATFORMS_PATH } from "./views/layout.ts";
+import type { ConfigState } from "./views/platform-config.ts";
 import {
   CREDENTIAL_ROWS,
   type DeployForm,
@@ -50,6 +52,7 @@ export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
     revealed?: Record<string, string>,
     problem?: string,
     status = 200,
+    config?: ConfigState,
   ) {
     const [platform, patch, readSecrets, usage] = await Promise.all([
       viewer(s).getPlatform(ns, name),
@@ -75,11 +78,15 @@ export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
       flash,
       problem,
       eventsHref,
+      configEventsHref: `${PLATFORMS_PATH}/${encodeURIComponent(ns)}/${encodeURIComponent(name)}/config/events`,
+      config,
       prices: PRICES,
       currency,
     });
     return ctx.page(reply, s, name, body, status);
   }
+
+  registerConfigRoutes(app, ctx, platformPage);
 
   // Admin credentials on request: a POST (CSRF), read from the generated Secret as the viewer,
   // logged without the values; the page is never cached (Cache-Control: no-store on every page).

@@ -19,7 +19,13 @@ import { apiErrorsByField } from "./task-model.ts";
 import { renderFragment, type VNode } from "./views/html.ts";
 import { PLATFORMS_PATH } from "./views/layout.ts";
 import { backupsHref } from "./views/platform-backups.ts";
-import { AtPreview, EMPTY_RESTORE_FORM, Recovery, RestoreList } from "./views/platform-restore.ts";
+import {
+  AtPreview,
+  EMPTY_RESTORE_FORM,
+  Recovery,
+  ReleasePage,
+  RestoreList,
+} from "./views/platform-restore.ts";
 
 // Recovery of a platform (the backups page's Recovery section): a ScalePlatformRestore created
 // as the viewer after the target is checked against the recoverable window (the operator's rule)
@@ -56,7 +62,7 @@ const viewer = (s: Session) => s.api as NonNullable<Session["api"]>;
 
 /** The platform's restores (undefined when the viewer may not list them) and whether the viewer may create one. */
 export async function recoveryData(s: Session, ns: string, name: string) {
-  const [restores, canRestore] = await Promise.all([
+  const [restores, canRestore, canRelease] = await Promise.all([
     viewer(s)
       .listPlatformRestores(ns)
       .then(
@@ -67,8 +73,9 @@ export async function recoveryData(s: Session, ns: string, name: string) {
         },
       ),
     allowed(s, "create", "scaleplatformrestores", ns),
+    allowed(s, "patch", "scaleplatformrestores", ns),
   ]);
-  return { restores, canRestore };
+  return { restores, canRestore, canRelease };
 }
 
 export function recoverySection(
@@ -83,6 +90,7 @@ export function recoverySection(
     session: s,
     ...data,
     ...state,
+    backups: base,
     action: `${base}/restore`,
     atHref: `${base}/restore/at`,
     eventsHref: `${base}/restores/events`,
@@ -125,6 +133,61 @@ export function registerRestoreRoutes(app: FastifyInstance, ctx: Ctx, page: Page
     }
   });
 
+  // Releasing a Succeeded restore's old volume: confirmed on its own page, then spec.releaseOldVolume
+  // set with a merge patch as the viewer (RBAC patch scaleplatformrestores); the operator deletes
+  // the volume and reports oldVolumeReleased, which the restores list shows live.
+  const RELEASE = `${ROUTE}/restores/:restore/release`;
+  const restoreOf = async (s: Session, ns: string, name: string, restore: string) => {
+    const r = restoresOf(await viewer(s).listPlatformRestores(ns), name).find(
+      (x) => x.metadata.name === restore,
+    );
+    if (!r) throw new ApiError(404, "NotFound", `platform ${name} has no restore ${restore}`);
+    return r;
+  };
+  app.get(RELEASE, async (req, reply) => {
+    const s = req.session as Session;
+    const { ns, name, restore } = req.params as Params & { restore: string };
+    try {
+      const [platform, r] = await Promise.all([
+        viewer(s).getPlatform(ns, name),
+        restoreOf(s, ns, name, restore),
+      ]);
+      const body = ReleasePage({
+        restore: r,
+        session: s,
+        zone: zoneOf(platform),
+        backups: backupsHref(ns, name),
+      });
+      return ctx.page(reply, s, `Release old volume of ${restore}`, body);
+    } catch (err) {
+      return ctx.fail(reply, s, err);
+    }
+  });
+  app.post(RELEASE, async (req, reply) => {
+    const s = req.session as Session;
+    const { ns, name, restore } = req.params as Params & { restore: string };
+    try {
+      const r = await restoreOf(s, ns, name, restore);
+      if (r.status?.phase !== "Succeeded" || !r.status.oldVolumeClaimName || r.status.oldVolumeReleased)
+        throw new ApiError(409, "Conflict", `restore ${restore} keeps no old volume to release`);
+      await viewer(s).patchPlatformRestore(ns, restore, { spec: { releaseOldVolume: true } });
+      req.log.info(
+        {
+          user: s.user?.username,
+          namespace: ns,
+          platform: name,
+          restore,
+          volume: r.status.oldVolumeClaimName,
+        },
+        "restore old volume released",
+      );
+      s.flash = `Release of ${r.status.oldVolumeClaimName} requested: the operator deletes it.`;
+      return reply.redirect(`${backupsHref(ns, name)}#restore`, 303);
+    } catch (err) {
+      return ctx.fail(reply, s, err);
+    }
+  });
+
   // The point in time typed, read in the platform's zone (a partial; the script adds local time).
   app.get(`${ROUTE}/restore/at`, async (req, reply) => {
     const s = req.session as Session;
@@ -151,12 +214,17 @@ export function registerRestoreRoutes(app: FastifyInstance, ctx: Ctx, page: Page
     const render = async () => {
       timer = undefined;
       try {
-        const [platform, { restores }] = await Promise.all([
+        const [platform, { restores, canRelease }] = await Promise.all([
           viewer(s).getPlatform(ns, name),
           recoveryData(s, ns, name),
         ]);
         if (!stream.signal.aborted)
-          stream.send("restores", renderFragment(RestoreList({ restores, zone: zoneOf(platform) })));
+          stream.send(
+            "restores",
+            renderFragment(
+              RestoreList({ restores, zone: zoneOf(platform), canRelease, backups: backupsHref(ns, name) }),
+            ),
+          );
       } catch (err) {
         stream.send("error", err instanceof ApiError ? `${err.statusCode}` : "error");
       }

@@ -4,6 +4,10 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRepl
 import type { Logger } from "pino";
 import { ApiError } from "../runtime/errors.ts";
 import { ASSETS } from "./assets.ts";
+import type { OidcSignIn } from "./auth-oidc.ts";
+import { registerOidcRoutes } from "./auth-oidc-routes.ts";
+import type { ProxyAuthSettings, ProxyIdentity } from "./auth-proxy.ts";
+import { registerProxyAuth } from "./auth-proxy-routes.ts";
 import type { ViewerApi } from "./kube.ts";
 import { registerBackupRoutes } from "./routes-backups.ts";
 import { registerPlatformRoutes } from "./routes-platforms.ts";
@@ -28,6 +32,18 @@ export interface DashboardOptions {
    * review allows that viewer to list tasks in the namespace. Without it each list is the viewer's own LIST.
    */
   taskCache?: TaskCache;
+  /** OpenID Connect sign-in (auth-oidc.ts); without it only token sign-in is offered. */
+  oidc?: OidcSignIn;
+  /** Refresh an OIDC viewer's ID token when less than this is left of it (default 60 s). */
+  oidcRefreshBeforeMs?: number;
+  /** Serve HTTPS with this key and certificate chain (PEM). */
+  tls?: { key: string | Buffer; cert: string | Buffer };
+  /**
+   * Trusted authenticating proxy (auth-proxy.ts; needs `tls`): viewers it names in headers over
+   * a connection with its client certificate, and a client acting for such a viewer (the
+   * dashboard's credentials with Impersonate-* headers).
+   */
+  proxyAuth?: { settings: ProxyAuthSettings; viewerApi: (id: ProxyIdentity) => ViewerApi };
 }
 
 export const SESSION_COOKIE = "cronscale_session";
@@ -62,11 +78,24 @@ export interface Ctx {
 export async function createDashboard(opts: DashboardOptions): Promise<FastifyInstance> {
   const sessions = opts.sessions ?? new SessionStore();
   const now = opts.now ?? (() => new Date());
+  if (opts.proxyAuth && !opts.tls)
+    throw new Error("proxyAuth needs tls: the proxy authenticates with a client certificate");
+  // With proxyAuth the listener asks every client for a certificate of the proxy's CA but does
+  // not require one: viewers who come directly sign in like anywhere else.
+  const https = opts.tls && {
+    ...opts.tls,
+    ...(opts.proxyAuth && {
+      ca: opts.proxyAuth.settings.clientCaPem,
+      requestCert: true,
+      rejectUnauthorized: false,
+    }),
+  };
   const app = Fastify({
     loggerInstance: opts.log as unknown as FastifyBaseLogger,
     trustProxy: false,
     bodyLimit: 256 * 1024,
-  });
+    ...(https && { https }),
+  }) as unknown as FastifyInstance;
   await app.register(fastifyCookie);
   await app.register(fastifyFormbody);
 
@@ -79,7 +108,12 @@ export async function createDashboard(opts: DashboardOptions): Promise<FastifyIn
     });
 
   app.addHook("onSend", async (req, reply, payload) => {
-    reply.header("Content-Security-Policy", CSP);
+    // The OIDC sign-in form's POST is answered by a redirect to the provider, which form-action governs too.
+    const formTo = opts.oidc?.formActionOrigins().join(" ");
+    reply.header(
+      "Content-Security-Policy",
+      formTo ? CSP.replace("form-action 'self'", `form-action 'self' ${formTo}`) : CSP,
+    );
     reply.header("X-Content-Type-Options", "nosniff");
     // Not no-referrer: under it browsers send `Origin: null` on form posts, defeating the check.
     reply.header("Referrer-Policy", "same-origin");
@@ -89,12 +123,19 @@ export async function createDashboard(opts: DashboardOptions): Promise<FastifyIn
     return payload;
   });
 
+  // The authenticating proxy: its identity headers are taken off every request first (onRequest).
+  const proxy = opts.proxyAuth && registerProxyAuth(app, opts.proxyAuth, sessions, setCookie);
+
   // Who is asking: the session of the cookie, if it is live. Pages other than sign-in and the
   // assets need a signed-in session; every POST needs our Origin and the session's CSRF token.
   app.addHook("preHandler", async (req, reply) => {
     const path = req.url.split("?")[0] ?? "";
     if (ASSETS[path] || !path.startsWith(BASE)) return;
     req.session = sessions.get(req.cookies[SESSION_COOKIE]);
+    if (proxy) {
+      const refused = await proxy.session(req, reply);
+      if (refused) return refused;
+    }
     if (req.method === "POST") {
       const body = (req.body ?? {}) as Record<string, unknown>;
       if (
@@ -112,7 +153,7 @@ export async function createDashboard(opts: DashboardOptions): Promise<FastifyIn
           .send("Refused: missing or wrong CSRF token or Origin. Reload the page and try again.");
       }
     }
-    if (path === SIGN_IN_PATH) return;
+    if (path === SIGN_IN_PATH || path.startsWith(`${SIGN_IN_PATH}/`)) return;
     if (!req.session?.user) {
       if (req.method === "GET" && !req.headers["x-partial"]) {
         return reply.redirect(`${SIGN_IN_PATH}?next=${encodeURIComponent(req.url)}`, 303);
@@ -152,6 +193,18 @@ export async function createDashboard(opts: DashboardOptions): Promise<FastifyIn
     },
   };
 
+  const safeNext = (v: unknown) =>
+    typeof v === "string" && v.startsWith(`${BASE}/`) && !v.startsWith("//") ? v : TASKS_PATH;
+  const oidcName = opts.oidc?.settings.name;
+  if (opts.oidc) {
+    registerOidcRoutes(app, ctx, {
+      oidc: opts.oidc,
+      setSessionCookie: setCookie,
+      safeNext,
+      refreshBeforeMs: opts.oidcRefreshBeforeMs,
+    });
+  }
+
   app.get("/dashboard/assets/*", async (req, reply) => {
     const a = ASSETS[req.url];
     if (!a) return reply.code(404).send();
@@ -161,9 +214,6 @@ export async function createDashboard(opts: DashboardOptions): Promise<FastifyIn
   app.get(BASE, async (_req, reply) => reply.redirect(TASKS_PATH, 303));
   app.get("/healthz", async () => "ok");
 
-  const safeNext = (v: unknown) =>
-    typeof v === "string" && v.startsWith(`${BASE}/`) && !v.startsWith("//") ? v : TASKS_PATH;
-
   app.get(SIGN_IN_PATH, async (req, reply) => {
     let s = req.session;
     if (s?.user) return reply.redirect(TASKS_PATH, 303);
@@ -171,8 +221,10 @@ export async function createDashboard(opts: DashboardOptions): Promise<FastifyIn
       s = sessions.create();
       setCookie(reply, s);
     }
-    const next = safeNext((req.query as Record<string, unknown>).next);
-    return ctx.page(reply, undefined, "Sign in", SignIn({ session: s, next }));
+    const query = req.query as Record<string, unknown>;
+    const next = safeNext(query.next);
+    const ended = typeof query.ended === "string" ? query.ended : undefined;
+    return ctx.page(reply, undefined, "Sign in", SignIn({ session: s, next, oidcName, ended }));
   });
 
   app.post(SIGN_IN_PATH, async (req, reply) => {
@@ -185,7 +237,7 @@ export async function createDashboard(opts: DashboardOptions): Promise<FastifyIn
         reply,
         undefined,
         "Sign in",
-        SignIn({ session: old, next, error: "Enter a token." }),
+        SignIn({ session: old, next, oidcName, error: "Enter a token." }),
         400,
       );
     const api = opts.viewerApi(token);
@@ -202,7 +254,7 @@ export async function createDashboard(opts: DashboardOptions): Promise<FastifyIn
         status === 401 || status === 403
           ? "The API server did not accept this token."
           : "The API server could not be reached to check the token.";
-      return ctx.page(reply, undefined, "Sign in", SignIn({ session: old, next, error }), 401);
+      return ctx.page(reply, undefined, "Sign in", SignIn({ session: old, next, oidcName, error }), 401);
     }
   });
 

@@ -1,4 +1,5 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
+import type { OidcTokens } from "./auth-oidc.ts";
 import type { UserInfo, ViewerApi } from "./kube.ts";
 
 // Server-side sessions: the browser holds only a random id (HttpOnly cookie); the viewer's token
@@ -16,6 +17,12 @@ export interface Session {
   user?: UserInfo;
   /** The viewer's client; holds the token. */
   api?: ViewerApi;
+  /** Signed in through OpenID Connect: the ID token (the bearer of `api`) and its refresh token. */
+  oidc?: OidcTokens;
+  /** The refresh of `oidc` under way, if any (one at a time). */
+  refreshing?: Promise<boolean>;
+  /** Made for a viewer of the trusted proxy: the key of that identity (auth-proxy.ts). */
+  proxied?: string;
   /** One message shown on the next page (after a redirect). */
   flash?: string;
   /** Answers of access reviews, by question, with their time (a short cache). */

@@ -226,6 +226,50 @@ export class FakeViewerApi implements ViewerApi {
     this.calls.push(`patch platform ${namespace}/${name} ${JSON.stringify(patch)}`);
     return next;
   }
+  /** A field another manager owns: a non-forced apply touching its group is refused with a 409. */
+  applyConflict: { field: string; manager: string } | undefined;
+  async applyPlatform(
+    config: KubeObject,
+    opts: { manager: string; dryRun: boolean; force: boolean },
+  ): Promise<ScalePlatform> {
+    const { namespace = "", name = "" } = config.metadata;
+    this.check("patch", "scaleplatforms", namespace);
+    const p = await this.getPlatform(namespace, name);
+    const spec = config.spec as Record<string, Record<string, unknown> | undefined>;
+    const email = spec.store?.contactEmail;
+    if (typeof email === "string" && !email.includes("@"))
+      throw new ApiError(422, "Invalid", "invalid", {
+        message: "ScalePlatform is invalid",
+        details: {
+          causes: [
+            {
+              field: "spec.store.contactEmail",
+              message: `Invalid value: "${email}": must be an email address`,
+            },
+          ],
+        },
+      });
+    const c = this.applyConflict;
+    if (c && !opts.force && spec[c.field.split(".")[2] ?? ""])
+      throw new ApiError(409, "Conflict", "Apply failed with 1 conflict", {
+        message: `Apply failed with 1 conflict: conflict with "${c.manager}": ${c.field}`,
+        details: {
+          causes: [
+            { reason: "FieldManagerConflict", field: c.field, message: `conflict with "${c.manager}"` },
+          ],
+        },
+      });
+    this.calls.push(
+      `apply platform${opts.dryRun ? " dry-run" : ""}${opts.force ? " force" : ""} ${namespace}/${name} ${opts.manager} ${JSON.stringify(spec)}`,
+    );
+    const next = {
+      ...p,
+      metadata: { ...p.metadata, generation: (p.metadata.generation ?? 1) + 1 },
+      spec: { ...p.spec, ...spec },
+    } as ScalePlatform;
+    if (!opts.dryRun) this.setPlatform(next);
+    return next;
+  }
   async watchPlatform(
     namespace: string,
     name: string,
@@ -292,6 +336,15 @@ export class FakeViewerApi implements ViewerApi {
     this.calls.push(`create restore${dryRun ? " dry-run" : ""} ${ns}/${name} ${JSON.stringify(r.spec)}`);
     if (!dryRun) this.restores.set(`${ns}/${name}`, r);
     return r;
+  }
+  async patchPlatformRestore(namespace: string, name: string, patch: unknown): Promise<ScalePlatformRestore> {
+    this.check("patch", "scaleplatformrestores", namespace);
+    const r = this.restores.get(`${namespace}/${name}`);
+    if (!r) throw new ApiError(404, "NotFound", `scaleplatformrestores "${name}" not found`);
+    const next = { ...r, spec: { ...r.spec, ...(patch as { spec?: object }).spec } } as ScalePlatformRestore;
+    this.restores.set(`${namespace}/${name}`, next);
+    this.calls.push(`patch restore ${namespace}/${name} ${JSON.stringify(patch)}`);
+    return next;
   }
   async watchPlatformRestores(namespace: string, onChange: () => void, signal: AbortSignal): Promise<void> {
     this.check("watch", "scaleplatformrestores", namespace);

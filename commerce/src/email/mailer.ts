@@ -1,7 +1,9 @@
 import nodemailer, { type Transporter } from "nodemailer";
 import type { Config, EmailConfig } from "../config.ts";
 import type { DB } from "../db/database.ts";
+import type { ShippingAddress } from "../db/schema.ts";
 import { canonicalLanguage, type Messages, messagesFor } from "../i18n/index.ts";
+import { addressLines, countryNames } from "../orders/address.ts";
 
 // Transactional email through the platform's SMTP settings (CONFIG_EMAIL, SMTP_PASSWORD) with
 // nodemailer. Mails are jobs enqueued in the transaction of the change (like webhooks), so an
@@ -65,6 +67,7 @@ export class Mailer {
         "orders.totalMinor",
         "orders.currency",
         "orders.trackingNumber",
+        "orders.shippingAddress",
         "customers.email",
         "customers.name",
       ])
@@ -100,6 +103,7 @@ export interface MailOrder {
   currency: string;
   totalMinor: number;
   trackingNumber: string | null;
+  shippingAddress?: ShippingAddress | null;
 }
 
 /** Subject and text of a mail about an order, in the catalog's language and `lang`'s formats. */
@@ -121,6 +125,9 @@ export function composeMail(
       kind === "OrderConfirmation" ? m.thanks : m.onItsWay(o.trackingNumber),
       ...lines.map((l) => `  ${l.quantity} × ${l.title} (${l.sku})  ${money(l.totalMinor)}`),
       m.total(money(o.totalMinor)),
+      ...(o.shippingAddress
+        ? ["", m.shipTo, ...addressLines(o.shippingAddress, countryNames(lang)).map((l) => `  ${l}`)]
+        : []),
     ].join("\n"),
   };
 }

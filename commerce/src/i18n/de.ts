@@ -175,5 +175,6 @@ export const de: Messages = {
     onItsWay: (tracking) =>
       `Ihre Bestellung ist unterwegs${tracking ? ` (Sendungsnummer ${tracking})` : ""}:`,
     total: (amount) => `Gesamt: ${amount}`,
+    shipTo: "Lieferadresse:",
   },
 };

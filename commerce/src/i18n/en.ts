@@ -174,6 +174,7 @@ export const en = {
     onItsWay: (tracking: string | null) =>
       `your order is on its way${tracking ? ` (tracking ${tracking})` : ""}:`,
     total: (amount: string) => `Total: ${amount}`,
+    shipTo: "Ship to:",
   },
 };
 

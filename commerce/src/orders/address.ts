@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { ShippingAddress } from "../db/schema.ts";
 
 // The shipping address of an order: one schema for the API's order body and the store's checkout
-// form, and one way to print it (store confirmation, admin order page).
+// form, and one way to print it (store confirmation, confirmation mail, admin order page).
 
 const text = (max: number, what: string) =>
   z.string().trim().min(1, `Enter the ${what}.`).max(max, `The ${what} is longer than ${max} characters.`);
@@ -30,6 +30,18 @@ export const shippingAddressSchema = z
       .describe("ISO 3166-1 alpha-2 country code."),
   })
   .describe("Where the order ships to.");
+
+/** A country's name in `lang` (its code when the runtime does not know it). */
+export function countryNames(lang: string): (code: string) => string {
+  const regions = new Intl.DisplayNames([lang], { type: "region", fallback: "code" });
+  return (code) => {
+    try {
+      return regions.of(code) ?? code;
+    } catch {
+      return code;
+    }
+  };
+}
 
 /** The address as printed lines (the country as `countryName` names it). */
 export function addressLines(a: ShippingAddress, countryName: (code: string) => string = (c) => c): string[] {

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Config } from "../config.ts";
 import { canonicalLanguage, type Messages, messagesFor, textLang } from "../i18n/index.ts";
+import { countryNames } from "../orders/address.ts";
 
 // The platform's localization and store settings as the store shows them: prices and dates in
 // the configured language, currency, timezone and date format, with the tax display the settings
@@ -70,7 +71,6 @@ export function localeOf(config: Config): Locale {
     month: "2-digit",
     day: "2-digit",
   });
-  const regions = new Intl.DisplayNames([lang], { type: "region", fallback: "code" });
   const t = messagesFor(lang);
   return {
     lang,
@@ -90,13 +90,7 @@ export function localeOf(config: Config): Locale {
         .replace("MM", p.month ?? "")
         .replace("DD", p.day ?? "");
     },
-    country: (code) => {
-      try {
-        return regions.of(code) ?? code;
-      } catch {
-        return code;
-      }
-    },
+    country: countryNames(lang),
   };
 }
 

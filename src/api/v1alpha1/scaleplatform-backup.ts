@@ -211,6 +211,13 @@ export const backupStatusSchema = z
     lastArchivedTime: timestamp(
       "When PostgreSQL last archived a WAL segment, as of the last check.",
     ).optional(),
+    timeline: z
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        "PostgreSQL timeline the database serves on, as of the last check (only when the database is the repository's: same system identifier). A restore follows this timeline, never one a failed restore left in the repository.",
+      ),
     nextFullBackup: timestamp("Next scheduled full backup.").optional(),
     nextIncrementalBackup: timestamp("Next scheduled incremental backup.").optional(),
     recentBackups: z

@@ -111,6 +111,13 @@ export const scalePlatformRestoreStatusSchema = z
     ).optional(),
     oldVolumeReleased: z.boolean().optional().describe("Whether the old volume has been deleted."),
     startTime: timestamp("When the restore Job started.").optional(),
+    timeline: z
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        "PostgreSQL timeline the restored database was promoted on (reported by the restore Job); once Succeeded, the platform serves on it.",
+      ),
     cutoverStartTime: timestamp(
       "When the cutover started (the app scaled to zero, then the old database stopped).",
     ).optional(),

@@ -82,6 +82,43 @@ function seedRun(
   });
 }
 
+/** A finished run as the cluster shows it: its Job (completed a moment after its container) and pod. */
+function seedFinished(
+  client: ReturnType<typeof makeCtx>["client"],
+  job: string,
+  t: { created: string; finished: string; jobCompleted: string },
+) {
+  client.seed({
+    apiVersion: "batch/v1",
+    kind: "Job",
+    metadata: {
+      name: job,
+      namespace: "ns",
+      creationTimestamp: t.created,
+      labels: { "cronscale.io/task": "hello", "app.kubernetes.io/managed-by": "cronscale" },
+    },
+    status: {
+      startTime: t.created,
+      completionTime: t.jobCompleted,
+      conditions: [{ type: "Complete", status: "True" }],
+    },
+  } as KubeObject);
+  client.seed({
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name: `${job}-abcde`, namespace: "ns", labels: { "batch.kubernetes.io/job-name": job } },
+    spec: { containers: [{ name: "script" }] },
+    status: {
+      containerStatuses: [
+        {
+          name: "script",
+          state: { terminated: { exitCode: 0, startedAt: t.created, finishedAt: t.finished } },
+        },
+      ],
+    },
+  } as KubeObject);
+}
+
 describe("TaskExecutionReconciler", () => {
   it("records a finished run once: result, exit code, duration, masked output, owned by the task", async () => {
     const task = makeTask("hello", {
@@ -172,6 +209,50 @@ describe("TaskExecutionReconciler", () => {
     archive.down = true;
     await r.reconcile({ namespace: "ns", name: "hello" }, ctx);
     expect(client.all<TaskExecution>(API_VERSION, "TaskExecution")).toHaveLength(1);
+  });
+
+  it("does not capture again, while the archive is down, a run that left the window in the second its successor finished", async () => {
+    const task = makeTask("hello", { language: "Bash", script: "true", plan: "Micro", timeoutSeconds: 30 });
+    const { ctx, client } = makeCtx([task]);
+    // Three runs one after the other: each Job completes 2 s after its container (as on a real
+    // node), the next run starts at once and finishes within the same second.
+    seedFinished(client, "hello-m-1", {
+      created: "2026-01-01T00:00:00Z",
+      finished: "2026-01-01T00:00:01Z",
+      jobCompleted: "2026-01-01T00:00:03Z",
+    });
+    seedFinished(client, "hello-m-2", {
+      created: "2026-01-01T00:00:03Z",
+      finished: "2026-01-01T00:00:03Z",
+      jobCompleted: "2026-01-01T00:00:05Z",
+    });
+    seedFinished(client, "hello-m-3", {
+      created: "2026-01-01T00:00:05Z",
+      finished: "2026-01-01T00:00:06Z",
+      jobCompleted: "2026-01-01T00:00:08Z",
+    });
+    const archive = new MemoryExecutionArchive();
+    const config = { ...TEST_CONFIG, archiveWindow: 2 };
+    const r = new TaskExecutionReconciler(config, new MemoryPodLogReader(), new Set(), { archive });
+    await r.reconcile({ namespace: "ns", name: "hello" }, ctx);
+    expect(archive.runs.size).toBe(3);
+    // The window of 2 moved on: run 1 left etcd (it is archived); its Job lingers.
+    const first = client
+      .all<TaskExecution>(API_VERSION, "TaskExecution")
+      .find((e) => e.spec.jobName === "hello-m-1");
+    await client.delete(API_VERSION, "TaskExecution", "ns", first?.metadata.name ?? "");
+    // The archive goes down. Run 1's Job completed in the second run 2's container finished: it is
+    // still older than the window, and is not recorded again.
+    archive.down = true;
+    client.clearWrites();
+    await r.reconcile({ namespace: "ns", name: "hello" }, ctx);
+    expect(client.writes).toEqual([]);
+    expect(
+      client
+        .all<TaskExecution>(API_VERSION, "TaskExecution")
+        .map((e) => e.spec.jobName)
+        .sort(),
+    ).toEqual(["hello-m-2", "hello-m-3"]);
   });
 
   it("ignores Jobs that are still running or not the operator's", async () => {

@@ -82,8 +82,8 @@ export class TaskExecutionReconciler implements Reconciler {
       key.namespace,
       `${LABEL_TASK}=${key.name}`,
     );
-    // A Job finished before the oldest record retention keeps would be recorded only to be
-    // deleted again (and re-recorded, for as long as the Job lingers): skip it.
+    // A run older than the oldest record retention keeps would be recorded only to be deleted
+    // again (and re-recorded, for as long as the Job lingers): skip it.
     const records = await readList<TaskExecution>(
       ctx,
       this.cached,
@@ -94,14 +94,15 @@ export class TaskExecutionReconciler implements Reconciler {
     );
     const window = historyWindow(this.config, this.archive);
     const kept = planRetention(records, ctx.clock.now(), window).keep;
-    const floor = kept.length >= window ? kept.at(-1)?.spec.completionTime : undefined;
+    const edge = kept.length >= window ? kept.at(-1) : undefined;
     const recorded = new Set(records.map((r) => r.metadata.name ?? ""));
-    const todo = jobs.filter((job) => {
-      const facts = jobFacts(job);
-      if (job.metadata.labels?.[LABEL_MANAGED_BY] !== MANAGED_BY || !facts.finished) return false;
-      if (floor && (facts.jobCompletionTime ?? "") < floor) return false;
-      return !recorded.has(this.recordName(task, job));
-    });
+    const todo: JobLike[] = [];
+    for (const job of jobs) {
+      if (job.metadata.labels?.[LABEL_MANAGED_BY] !== MANAGED_BY || !jobFacts(job).finished) continue;
+      if (recorded.has(this.recordName(task, job))) continue;
+      if (edge && (await this.beyondWindow(task, job, edge, ctx))) continue;
+      todo.push(job);
+    }
     // A Job outlives its record beyond the window (until its TTL or the CronJob's history limit
     // removes it): a run the archive has is recorded, not captured again. Without an answer from
     // the archive the capture goes on; the archive's insert is idempotent.
@@ -127,6 +128,35 @@ export class TaskExecutionReconciler implements Reconciler {
     return {};
   }
 
+  /**
+   * Whether `job`'s record would sort after `edge`, the oldest record the window keeps, in
+   * planRetention's order (completion time, then name): such a run left the window (or would be
+   * deleted at once). Compared on the record's own time, the script container's end: the Job
+   * completes a moment later, often in the second the next run ends, and compared by that it
+   * looked newer than the window, so while the archive could not confirm having it, a run that
+   * had left the window was recorded in etcd again.
+   */
+  private async beyondWindow(task: ScheduledTask, job: JobLike, edge: TaskExecution, ctx: ReconcileContext) {
+    const jobEnd = jobFacts(job).jobCompletionTime ?? "";
+    // The container ends before its Job completes: a Job completed before the edge is beyond it.
+    if (jobEnd < edge.spec.completionTime) return true;
+    const pod = lastPod(await this.podsOf(job, ctx));
+    const end = jobFacts(job, pod, SCRIPT_CONTAINER).terminated?.finishedAt ?? jobEnd;
+    if (end !== edge.spec.completionTime) return end < edge.spec.completionTime;
+    return this.recordName(task, job).localeCompare(edge.metadata.name ?? "") > 0;
+  }
+
+  private podsOf(job: JobLike, ctx: ReconcileContext): Promise<PodLike[]> {
+    return readList<PodLike>(
+      ctx,
+      this.cached,
+      "v1",
+      "Pod",
+      job.metadata.namespace ?? "",
+      `batch.kubernetes.io/job-name=${job.metadata.name ?? ""}`,
+    );
+  }
+
   private recordName(task: ScheduledTask, job: JobLike): string {
     return taskExecutionName(
       task.metadata.name ?? "",
@@ -143,18 +173,7 @@ export class TaskExecutionReconciler implements Reconciler {
     const name = taskExecutionName(taskName, key.name, created);
     if (await readOne(ctx, this.cached, API_VERSION, "TaskExecution", key.namespace, name)) return;
 
-    const pods = await readList<PodLike>(
-      ctx,
-      this.cached,
-      "v1",
-      "Pod",
-      key.namespace,
-      `batch.kubernetes.io/job-name=${key.name}`,
-    );
-    // The last attempt decides (retries make several pods).
-    const pod = [...pods]
-      .sort((a, b) => (a.metadata.creationTimestamp ?? "").localeCompare(b.metadata.creationTimestamp ?? ""))
-      .at(-1);
+    const pod = lastPod(await this.podsOf(job, ctx));
     const ann = job.spec?.template?.metadata?.annotations ?? {};
     const timeoutSeconds = Number(ann[ANNOTATION_TIMEOUT_SECONDS] ?? task.spec.timeoutSeconds ?? 300);
     // The revision that ran, not the task as it is now (it may have changed during the run);
@@ -296,6 +315,13 @@ export class TaskExecutionReconciler implements Reconciler {
     this.secrets.set(`${namespace}/${task.metadata.name ?? ""}`, values);
     return values;
   }
+}
+
+/** The last attempt's pod (retries make several): it decides the run's result. */
+function lastPod(pods: readonly PodLike[]): PodLike | undefined {
+  return [...pods]
+    .sort((a, b) => (a.metadata.creationTimestamp ?? "").localeCompare(b.metadata.creationTimestamp ?? ""))
+    .at(-1);
 }
 
 /** Whether `secret` is the operator's copy of the task's inline env values (not the user's). */

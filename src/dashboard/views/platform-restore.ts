@@ -20,12 +20,42 @@ import { Badge, Time } from "./tasks-list.ts";
 
 export const EMPTY_RESTORE_FORM: RestoreForm = { target: "latest", at: "" };
 
+/** Where a restore's old-volume release is confirmed. */
+export const releaseHref = (backups: string, restore: string) =>
+  `${backups}/restores/${encodeURIComponent(restore)}/release`;
+
+/**
+ * The volume a Succeeded restore keeps (the database as it was before), until released or its TTL
+ * passes; "Release old volume…" goes to a confirmation page.
+ */
+function OldVolume(p: { r: ScalePlatformRestore; zone: string; canRelease: boolean; backups: string }) {
+  const st = p.r.status;
+  if (!st?.oldVolumeClaimName) return "—";
+  if (st.oldVolumeReleased)
+    return html`<span data-old-volume="released">${st.oldVolumeClaimName} released</span>`;
+  if (p.r.spec.releaseOldVolume)
+    return html`<span data-old-volume="requested">${st.oldVolumeClaimName}: release requested</span>`;
+  return html`<span data-old-volume="kept"><code>${st.oldVolumeClaimName}</code> kept until <${Time} iso=${st.oldVolumeReleaseTime} zone=${p.zone} /></span>
+    ${
+      p.canRelease &&
+      p.r.status?.phase === "Succeeded" &&
+      html` <a class="button secondary" href=${releaseHref(p.backups, p.r.metadata.name ?? "")}>Release old volume…</a>`
+    }`;
+}
+
 /** The restores of the platform (also the body of each live update). */
-export function RestoreList(p: { restores: ScalePlatformRestore[] | undefined; zone: string }): VNode {
+export function RestoreList(p: {
+  restores: ScalePlatformRestore[] | undefined;
+  zone: string;
+  /** The viewer may patch restores (release an old volume). */
+  canRelease: boolean;
+  /** The platform's backups page. */
+  backups: string;
+}): VNode {
   if (!p.restores) return html`<p class="muted">You may not list restores here.</p>`;
   if (p.restores.length === 0) return html`<p class="muted">No restores.</p>`;
   return html`<div class="table-wrap"><table class="stack">
-    <thead><tr><th scope="col">Name</th><th scope="col">Target</th><th scope="col">Phase</th><th scope="col">Started</th><th scope="col">Finished</th><th scope="col">Downtime</th></tr></thead>
+    <thead><tr><th scope="col">Name</th><th scope="col">Target</th><th scope="col">Phase</th><th scope="col">Started</th><th scope="col">Finished</th><th scope="col">Downtime</th><th scope="col">Old volume</th></tr></thead>
     <tbody>${p.restores.map((r) => {
       const name = r.metadata.name ?? "";
       const phase = r.status?.phase ?? "Pending";
@@ -43,7 +73,8 @@ export function RestoreList(p: { restores: ScalePlatformRestore[] | undefined; z
         <td data-label="Phase"><${Badge} value=${phase} />${r.status?.message ? html` <span class="muted">${r.status.message}</span>` : ""}</td>
         <td data-label="Started"><${Time} iso=${r.status?.startTime ?? r.metadata.creationTimestamp} zone=${p.zone} /></td>
         <td data-label="Finished"><${Time} iso=${r.status?.completionTime} zone=${p.zone} /></td>
-        <td data-label="Downtime" data-downtime=${downtime ?? ""}>${downtime === undefined ? "—" : `${downtime.toFixed(1)} s`}</td></tr>`;
+        <td data-label="Downtime" data-downtime=${downtime ?? ""}>${downtime === undefined ? "—" : `${downtime.toFixed(1)} s`}</td>
+        <td data-label="Old volume"><${OldVolume} r=${r} zone=${p.zone} canRelease=${p.canRelease} backups=${p.backups} /></td></tr>`;
     })}</tbody></table></div>`;
 }
 
@@ -64,6 +95,8 @@ export function Recovery(p: {
   restores: ScalePlatformRestore[] | undefined;
   session: Session;
   canRestore: boolean;
+  canRelease: boolean;
+  backups: string;
   form: RestoreForm;
   errors: RestoreErrors;
   general: string[];
@@ -115,6 +148,28 @@ export function Recovery(p: {
     }
     <h3>Restores</h3>
     <div id="restores" aria-live="polite" data-sse=${p.eventsHref} data-sse-event="restores">
-      <${RestoreList} restores=${p.restores} zone=${zone} /></div>
+      <${RestoreList} restores=${p.restores} zone=${zone} canRelease=${p.canRelease} backups=${p.backups} /></div>
+  </section>`;
+}
+
+/** Confirmation before an old volume is released (works without script). */
+export function ReleasePage(p: {
+  restore: ScalePlatformRestore;
+  session: Session;
+  zone: string;
+  backups: string;
+}): VNode {
+  const name = p.restore.metadata.name ?? "";
+  const st = p.restore.status;
+  return html`<section class="panel error">
+    <h1>Release the old volume of ${name}?</h1>
+    <p>The volume <code>${st?.oldVolumeClaimName}</code> holds the database as it was before restore ${name}
+      ${" "}(target ${st?.target ?? "latest"}). Releasing it deletes it: the platform can no longer go back to that state
+      except through the backups. Otherwise it is kept until <${Time} iso=${st?.oldVolumeReleaseTime} zone=${p.zone} />.</p>
+    <div class="actions">
+      <form method="post" action=${releaseHref(p.backups, name)}><${Csrf} session=${p.session} />
+        <button type="submit" class="danger">Release old volume</button></form>
+      <a class="button secondary" href=${`${p.backups}#restore`}>Cancel</a>
+    </div>
   </section>`;
 }

@@ -4,8 +4,9 @@ import type { PodUsage } from "../kube.ts";
 import type { Session } from "../sessions.ts";
 import { html, type VNode } from "./html.ts";
 import { Csrf, PLATFORMS_PATH } from "./layout.ts";
+import { type ConfigState, ConfigurationGroups } from "./platform-config.ts";
 import { Upgrade, Webhooks } from "./platform-manage.ts";
-import { ConfigurationGroups, HealthAndUsage } from "./platform-status.ts";
+import { HealthAndUsage } from "./platform-status.ts";
 import { Badge } from "./tasks-list.ts";
 
 /** Plans offered on the deploy page (Custom needs explicit resources: kubectl for now). */
@@ -202,6 +203,10 @@ export function ProgressPage(p: {
   /** The API server's refusal of the last change, shown at the top. */
   problem?: string;
   eventsHref: string;
+  /** The configuration groups' live status (Server-Sent Events). */
+  configEventsHref: string;
+  /** A configuration group as posted, with the API server's answer. */
+  config?: ConfigState;
   prices: Record<FixedPlan, number>;
   currency: string;
 }): VNode {
@@ -235,6 +240,6 @@ export function ProgressPage(p: {
       <p>${x.status?.backup?.lastSuccessfulBackup ? html`Last backup finished ${x.status.backup.lastSuccessfulBackup.stopTime}. ` : x.spec.backup ? "No backup yet. " : "Not configured. "}<a href=${`${PLATFORMS_PATH}/${encodeURIComponent(x.metadata.namespace ?? "")}/${encodeURIComponent(x.metadata.name ?? "")}/backups`}>Backups and recovery</a></p></section>
     <section class="panel" aria-labelledby="h-credentials"><h2 id="h-credentials">Admin credentials</h2>
       <${Credentials} platform=${x} session=${p.session} canReveal=${p.can.readSecrets} revealed=${p.revealed} /></section>
-    <${ConfigurationGroups} platform=${x} />
+    <${ConfigurationGroups} platform=${x} session=${p.session} canPatch=${p.can.patch} state=${p.config} eventsHref=${p.configEventsHref} />
     <${Summary} name=${x.metadata.name ?? ""} plan=${x.spec.plan} prices=${p.prices} currency=${p.currency} estimate=${x.status?.monthlyCostEstimate} />`;
 }

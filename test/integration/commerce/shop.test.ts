@@ -259,7 +259,7 @@ describe.skipIf(reason)(
       expect(detail).toContain("MUG-STONE");
       expect(detail).toContain("$53.00");
       expect(await page.locator("[data-shipping-address]").textContent()).toBe(
-        "Mary Jackson4800 Oak Grove Dr91109 PasadenaCAUS",
+        "Mary Jackson4800 Oak Grove Dr91109 PasadenaCAUnited States",
       );
       await check(page, "admin-order-detail");
 

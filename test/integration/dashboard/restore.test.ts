@@ -45,7 +45,7 @@ kind: Role
 metadata: {name: restorer, namespace: ${n}}
 rules:
   - {apiGroups: [cronscale.io], resources: [scaleplatforms, scaleplatformbackups], verbs: [get, list, watch]}
-  - {apiGroups: [cronscale.io], resources: [scaleplatformrestores], verbs: [get, list, watch, create]}
+  - {apiGroups: [cronscale.io], resources: [scaleplatformrestores], verbs: [get, list, watch, create, patch]}
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
@@ -96,7 +96,10 @@ describe.skipIf(reason)("platform recovery in Chromium against the real operator
     });
     base = (await app.listen({ host: "127.0.0.1", port: 0 })).replace("127.0.0.1", "localhost");
     chromium = await launchChromium();
-    await waitForRbac(ns.name, "restorer", [["create", "scaleplatformrestores.cronscale.io"]]);
+    await waitForRbac(ns.name, "restorer", [
+      ["create", "scaleplatformrestores.cronscale.io"],
+      ["patch", "scaleplatformrestores.cronscale.io"],
+    ]);
     await waitForRbac(ns.name, "auditor", [["list", "scaleplatformrestores.cronscale.io"]]);
     for (const who of ["restorer", "auditor"] as const)
       tokens[who] = (
@@ -186,6 +189,41 @@ describe.skipIf(reason)("platform recovery in Chromium against the real operator
     expect(await seriousA11yViolations(page)).toEqual([]);
     expect(await phoneOverflow(page)).toBe(0);
     await screenshots(page, "platform-restore");
+
+    // The volume used before is kept; released after confirmation, the operator deletes it.
+    const oldClaim = done?.status?.oldVolumeClaimName ?? "";
+    const old = row.locator("[data-old-volume]");
+    expect(await old.getAttribute("data-old-volume")).toBe("kept");
+    expect(await old.textContent()).toContain(oldClaim);
+    await page.getByRole("link", { name: "Release old volume…" }).click();
+    await page.getByRole("button", { name: "Release old volume" }).click();
+    await expect
+      .poll(() => page.getByRole("status").textContent())
+      .toContain(`Release of ${oldClaim} requested`);
+    await expect
+      .poll(
+        () =>
+          page
+            .locator(`[data-restore="${created?.metadata.name}"] [data-old-volume]`)
+            .getAttribute("data-old-volume"),
+        {
+          timeout: 60_000,
+        },
+      )
+      .toBe("released");
+    // Deleted, or being deleted (the StatefulSet's own claim goes at the database pod's next restart).
+    await expect
+      .poll(
+        async () => {
+          const r = await kubectl(["get", "pvc", oldClaim, "-o", "json"], {
+            namespace: ns.name,
+            allowFailure: true,
+          });
+          return r.stdout.trim() === "" || Boolean(JSON.parse(r.stdout).metadata?.deletionTimestamp);
+        },
+        { timeout: 60_000 },
+      )
+      .toBe(true);
     await page.context().close();
   }, 400_000);
 
@@ -193,6 +231,7 @@ describe.skipIf(reason)("platform recovery in Chromium against the real operator
     const page = await signIn("auditor");
     expect(await page.locator("#restore-form").count()).toBe(0);
     expect(await page.locator("#restores [data-restore]").count()).toBe(1);
+    expect(await page.getByRole("link", { name: /Release old volume/ }).count()).toBe(0);
     const csrf = await page.locator('input[name="_csrf"]').first().inputValue();
     const forged = await page.request.post(`${base}${PAGE(ns.name)}/restore`, {
       headers: { origin: base },

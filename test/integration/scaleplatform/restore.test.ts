@@ -18,8 +18,10 @@ import { usePlatformOperator, viaIngress } from "./operator.ts";
 // outside the recoverable window is refused with the window; a point-in-time restore brings back
 // the rows written before the chosen time and not those after, while the shop keeps answering
 // (/healthz queries the database) through the Ingress until the cutover, whose downtime is
-// reported; a restore whose Job fails leaves the shop serving and the next restore
-// succeeds; a restore to a named backup brings back that backup's rows.
+// reported; a restore whose Job fails leaves the shop serving; a cutover that cannot finish (no
+// node takes the new database pod) rolls back to the old data, and the next restore to latest
+// follows the serving timeline, not the one the abandoned restore left in the repository; a
+// restore to a named backup brings back that backup's rows.
 
 const reason = await skipReason("dns", "storage", "s3", "ingress");
 const NAME = "rewind";
@@ -122,6 +124,12 @@ describe.skipIf(reason)("ScalePlatformRestore (pgBackRest PITR into a new volume
     expect((await applyPlatform(ns.name, NAME, spec)).code).toBe(0);
     const p = await waitBackupHealthy(ns.name, NAME, { timeoutMs: 480_000 });
     firstBackup = p.status?.backup?.lastSuccessfulBackup?.label ?? "";
+    // The backup run read the database's timeline (its system identifier is the repository's).
+    expect(p.status?.backup?.timeline).toBe(1);
+    // The probes (pg_isready every 10 s since the pod started) log in as the platform's user: no
+    // failed password logins of a user "postgres" in the server's log.
+    const log = await kubectl(["logs", DB, "-c", "postgres"], { namespace: ns.name });
+    expect(log.stdout + log.stderr).not.toContain("password authentication failed");
     await psql(
       ns.name,
       DB,
@@ -153,7 +161,7 @@ describe.skipIf(reason)("ScalePlatformRestore (pgBackRest PITR into a new volume
     expect(both.stderr).toContain("spec.targetTime and spec.backupLabel are exclusive");
   }, 600_000);
 
-  it("a restore whose Job fails leaves the shop serving; the next restore succeeds", async () => {
+  it("a restore whose Job fails leaves the shop serving and the platform untouched", async () => {
     // The repository refuses the restore Job (its S3 secret key is wrong when the Job's pod
     // starts; the database pod keeps the key it started with, so archiving goes on): pgBackRest
     // fails inside the running Job, before any new timeline exists — the real failure path once
@@ -185,14 +193,72 @@ describe.skipIf(reason)("ScalePlatformRestore (pgBackRest PITR into a new volume
       what: "the failed restore's volume deleted",
     });
     expect(await tags(ns.name)).toBe("base");
+  }, 600_000);
 
-    // The next restore (latest) is not blocked and succeeds; latest is the last archived WAL.
+  it("a cutover that cannot finish rolls back to the old data; a later restore to latest follows the serving timeline, not the abandoned one", async () => {
+    // The abandoned restore goes back to before 'served': its Job promotes a new timeline without
+    // it and archives that timeline to the repository before the cutover starts.
+    await sleep(1500);
+    const target = new Date().toISOString();
+    await sleep(1500);
+    await psql(ns.name, DB, "insert into probe(tag) values ('served')");
+    await archiveNow(ns.name);
+    const started = Date.now();
+    expect(
+      (await applyRestore(ns.name, "abandoned", { targetTime: target, cutoverTimeoutSeconds: 60 })).code,
+    ).toBe(0);
+    // Once the restore Job's pod has its node, the node takes no new pod (cordoned, as for
+    // maintenance): the database pod on the restored volume never starts, and the cutover
+    // times out. The node takes pods again as soon as the rollback starts.
+    await waitFor(
+      async () => {
+        const r = await kubectl(
+          ["get", "pods", "-l", "cronscale.io/restore=abandoned", "-o", "jsonpath={.items[*].spec.nodeName}"],
+          { namespace: ns.name },
+        );
+        return r.stdout.trim() || undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 300, what: "the restore Job's pod scheduled" },
+    );
+    const node = (await kubectl(["get", "nodes", "-o", "jsonpath={.items[0].metadata.name}"])).stdout.trim();
+    await kubectl(["cordon", node]);
+    try {
+      await waitFor(
+        async () =>
+          (await getObj<ScalePlatformRestore>(ns.name, "scaleplatformrestore", "abandoned"))?.status
+            ?.rollbackStartTime,
+        { timeoutMs: 300_000, intervalMs: 300, what: "the cutover rolling back" },
+      );
+    } finally {
+      await kubectl(["uncordon", node]);
+    }
+    const failed = await waitRestore(ns.name, "abandoned", "Failed");
+    console.log(
+      `cutover timed out and rolled back: ${(Date.now() - started) / 1000}s after the restore was created`,
+    );
+    expect(failed.status?.conditions?.find((c) => c.type === "Complete")).toMatchObject({
+      status: "False",
+      reason: "CutoverTimedOut",
+    });
+    // The shop serves the data it had before, through the Ingress, from the old volume.
+    expect((await viaIngress(HOST, "/healthz", { timeoutMs: 5000 })).status).toBe(200);
+    const sts = await getObj(ns.name, "statefulset", `${NAME}-db`);
+    expect(sts?.metadata.annotations?.["cronscale.io/data-claim"]).toBeUndefined();
+    expect(await tags(ns.name)).toBe("base,served");
+    await psql(ns.name, DB, "insert into probe(tag) values ('later')");
+
+    // The next restore (latest) follows the serving database's timeline: PostgreSQL's default,
+    // the newest timeline in the repository, would replay the abandoned one (only 'base').
     await archiveNow(ns.name);
     expect((await applyRestore(ns.name, "latest", {})).code).toBe(0);
     const done = await waitRestore(ns.name, "latest", "Succeeded");
     expect(done.status?.volumeClaimName).toBe(`${NAME}-db-latest`);
-    expect(await tags(ns.name)).toBe("base");
-    console.log(`restore latest after a failed one: downtime ${done.status?.downtimeSeconds}s`);
+    expect(await tags(ns.name)).toBe("base,later,served");
+    // The abandoned restore's Job did promote (its timeline is in the repository); this one
+    // promoted past it.
+    expect(failed.status?.timeline).toBeGreaterThan(1);
+    expect(done.status?.timeline).toBeGreaterThan(failed.status?.timeline ?? 0);
+    console.log(`restore latest after a rolled-back one: downtime ${done.status?.downtimeSeconds}s`);
   }, 600_000);
 
   it("PITR brings back the rows before the time, not after; the shop serves until the cutover", async () => {
@@ -201,7 +267,7 @@ describe.skipIf(reason)("ScalePlatformRestore (pgBackRest PITR into a new volume
     const target = new Date().toISOString();
     await sleep(1500);
     await psql(ns.name, DB, "insert into probe(tag) values ('after')");
-    expect(await tags(ns.name)).toBe("after,base,before");
+    expect(await tags(ns.name)).toBe("after,base,before,later,served");
     await archiveNow(ns.name);
 
     // The shop answers through the Ingress (/healthz queries the database) all along.
@@ -220,7 +286,7 @@ describe.skipIf(reason)("ScalePlatformRestore (pgBackRest PITR into a new volume
     expect(done.status?.oldVolumeClaimName).toBe(`${NAME}-db-latest`);
     console.log(`restore pitr: downtime ${done.status?.downtimeSeconds}s (${outages.length} failed reads)`);
 
-    expect(await tags(ns.name)).toBe("base,before");
+    expect(await tags(ns.name)).toBe("base,before,later,served");
     // The database answers with the current Secret's password (psql above), and the restore's
     // follow-up full backup of the new timeline lands.
     await waitFor(

@@ -1,8 +1,11 @@
 import type { ShippingAddress } from "../../db/schema.ts";
-import { addressLines } from "../../orders/address.ts";
+import { addressLines, countryNames } from "../../orders/address.ts";
 import { Pager } from "./catalog.ts";
 import { html, type VNode } from "./html.ts";
 import { Csrf, dateTime, Layout, Message, money, type PageCtx } from "./layout.ts";
+
+/** The admin is in English (its `lang`): countries by their English names. */
+const adminCountry = countryNames("en");
 
 // Orders: the list (by status), and one order with its lines, totals, history and the status
 // changes it allows (a refund is the change to `refunded`).
@@ -83,7 +86,7 @@ export function OrderPage(p: {
         <dt>Placed</dt><dd>${dateTime(o.createdAt)}</dd>
         <dt>Customer</dt><dd>${o.customerId ? html`<code>${o.customerId}</code>` : "guest"}</dd>
         <dt>Shipping</dt><dd>${o.shippingMethod ?? "—"}${o.trackingNumber ? ` · tracking ${o.trackingNumber}` : ""}</dd>
-        <dt>Ship to</dt><dd>${o.shippingAddress ? html`<address data-shipping-address>${addressLines(o.shippingAddress).map((l, i) => html`${i ? html`<br />` : ""}${l}`)}</address>` : "—"}</dd>
+        <dt>Ship to</dt><dd>${o.shippingAddress ? html`<address data-shipping-address>${addressLines(o.shippingAddress, adminCountry).map((l, i) => html`${i ? html`<br />` : ""}${l}`)}</address>` : "—"}</dd>
         <dt>Subtotal</dt><dd>${m(o.subtotalMinor)}</dd><dt>Tax</dt><dd>${m(o.taxMinor)}</dd>
         <dt>Shipping cost</dt><dd>${m(o.shippingMinor)}</dd><dt>Total</dt><dd><strong>${m(o.totalMinor)}</strong></dd>
       </dl></section>

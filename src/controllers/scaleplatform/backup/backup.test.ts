@@ -81,6 +81,9 @@ describe("database with spec.backup", () => {
       PGBACKREST_REPO1_STORAGE_CA_FILE: "/etc/pgbackrest/ca/ca.crt",
       PGBACKREST_REPO1_CIPHER_PASS: { secretKeyRef: { name: "shop-backup-key", key: "passphrase" } },
       PGBACKREST_REPO1_S3_KEY_SECRET: { secretKeyRef: { name: "s3-creds", key: "secretAccessKey" } },
+      // The password and its user go together (the probes' pg_isready uses both).
+      PGPASSWORD: { secretKeyRef: { name: "shop-db-credentials", key: "password" } },
+      PGUSER: { secretKeyRef: { name: "shop-db-credentials", key: "username" } },
     });
     expect(c.pod.volumes.map((v) => v.name)).toContain("backup-ca");
   });
@@ -146,6 +149,20 @@ describe("backup status", () => {
     expect(s.backup.nextFullBackup).toBe("2026-01-02T01:00:00Z");
     expect(s.backup.nextIncrementalBackup).toBe("2026-01-01T04:00:00Z");
     expect(s.offsite).toMatchObject({ status: "True", reason: "ObjectStorage" });
+  });
+
+  it("the serving timeline comes from the newest run that saw it, else stays as it was", () => {
+    const runs = [
+      run("j3", "2026-01-01T03:01:10Z", true, summary()),
+      run("j2", "2026-01-01T02:01:10Z", true, summary({ timeline: 3 })),
+      run("j1", "2026-01-01T01:01:10Z", true, summary({ timeline: 2 })),
+    ];
+    expect(backupStatus(inputs({ backup: S3 }), obs(runs), now).backup.timeline).toBe(3);
+    // The database is not the repository's (initialised anew): its runs carry no timeline.
+    const inp = inputs({ backup: S3 });
+    inp.platform.status = { backup: { timeline: 4 } };
+    expect(backupStatus(inp, obs(runs.slice(0, 1)), now).backup.timeline).toBe(4);
+    expect(backupStatus(inputs({ backup: S3 }), obs(runs.slice(0, 1)), now).backup.timeline).toBeUndefined();
   });
 
   it("the newest run failing on the repository turns it False with RepositoryUnreachable", () => {

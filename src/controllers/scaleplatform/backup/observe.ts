@@ -41,6 +41,8 @@ export interface RunnerSummary {
   backups?: [string, string, number, number, number?, number?][];
   oldestStart?: number;
   archiver?: { lastArchived?: number; failedCount: number; lastFailed?: number };
+  /** Timeline the database serves on, when its system identifier is the repository's. */
+  timeline?: number;
 }
 
 /** One backup Job as the status sees it. */

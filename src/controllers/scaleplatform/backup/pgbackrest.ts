@@ -53,6 +53,10 @@ export function pgbackrestEnv(backup: BackupSpec, namespace: string, platform: s
     fromSecret("PGBACKREST_PG1_USER", db, DB_KEYS.user),
     // libpq reads it: pgBackRest connects over the Unix socket, where scram-sha-256 applies too.
     fromSecret("PGPASSWORD", db, DB_KEYS.password),
+    // With that password, every libpq client of the container needs the user it belongs to: the
+    // probes' pg_isready would otherwise log in as the OS user "postgres" (no such role) with it,
+    // and the server would log "password authentication failed" at every probe.
+    fromSecret("PGUSER", db, DB_KEYS.user),
     { name: "PGBACKREST_LOCK_PATH", value: "/tmp/pgbackrest/lock" },
     { name: "PGBACKREST_LOG_PATH", value: "/tmp/pgbackrest/log" },
     { name: "PGBACKREST_LOG_LEVEL_FILE", value: "off" },

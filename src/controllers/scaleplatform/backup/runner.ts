@@ -8,7 +8,7 @@
 // only (Role with resourceNames).
 //
 // Steps: stanza-create (idempotent), `pgbackrest backup --type=$BACKUP_TYPE`, then `pgbackrest
-// info --output=json` and pg_stat_archiver; the summary goes to /dev/termination-log (JSON, under
+// info --output=json`, pg_stat_archiver and the database's timeline; the summary goes to /dev/termination-log (JSON, under
 // the kubelet's 4 KiB), where the operator reads it. SIGTERM (the Job deleted: a cancelled
 // backup) kills the pgBackRest process in the database pod, which then releases its lock.
 // Exit 0: backup done, or skipped because another backup of the platform was running.
@@ -65,7 +65,7 @@ function errorText(out) {
   return (lines.length ? lines.join("\n") : out).trim().slice(-600);
 }
 
-function summarize(info, archiver) {
+function summarize(info, archiver, db) {
   const stanza = Array.isArray(info) ? info[0] : undefined;
   const all = (stanza?.backup || []).map((b) => [
     b.label, b.type, b.timestamp?.start, b.timestamp?.stop, b.info?.size, b.info?.repository?.delta,
@@ -78,19 +78,29 @@ function summarize(info, archiver) {
     archiveMax: (stanza?.archive || [])[0]?.max,
     archiver,
   };
+  // The serving timeline, only from the repository's own database: a database initialised anew
+  // (its volume lost) has another system identifier and a timeline of its own.
+  const current = (stanza?.db || []).reduce((a, d) => (!a || d.id > a.id ? d : a), undefined);
+  if (db.timeline > 0 && current && String(current["system-id"]) === db.systemId) s.timeline = db.timeline;
   return s;
 }
 
 async function info() {
   const r = await exec(
     "pgbackrest info --output=json --log-level-console=warn; echo; echo @@ARCHIVER@@; " +
-      "psql -h /tmp -d postgres -U \"$PGBACKREST_PG1_USER\" -AtX -F ' ' -c \"select coalesce(extract(epoch from last_archived_time)::bigint,0), failed_count, coalesce(extract(epoch from last_failed_time)::bigint,0) from pg_stat_archiver\"",
+      "psql -h /tmp -d postgres -U \"$PGBACKREST_PG1_USER\" -AtX -F ' ' -c \"select coalesce(extract(epoch from last_archived_time)::bigint,0), failed_count, coalesce(extract(epoch from last_failed_time)::bigint,0), (select timeline_id from pg_control_checkpoint()), (select system_identifier from pg_control_system()) from pg_stat_archiver\"",
   );
   const [json, arch] = r.out.split("@@ARCHIVER@@");
   let parsed;
-  try { parsed = JSON.parse(json.trim()); } catch { parsed = undefined; }
-  const [lastArchived, failedCount, lastFailed] = (arch || "").trim().split(" ").map(Number);
-  return summarize(parsed, { lastArchived, failedCount, lastFailed });
+  // A system identifier has 19 digits, past a double's precision: kept as its source text.
+  const exact = (key, value, ctx) => (key === "system-id" && ctx?.source ? ctx.source : value);
+  try { parsed = JSON.parse(json.trim(), exact); } catch { parsed = undefined; }
+  const [lastArchived, failedCount, lastFailed, timeline, systemId] = (arch || "").trim().split(" ");
+  return summarize(
+    parsed,
+    { lastArchived: Number(lastArchived), failedCount: Number(failedCount), lastFailed: Number(lastFailed) },
+    { timeline: Number(timeline), systemId },
+  );
 }
 
 function finish(result) {

@@ -95,6 +95,12 @@ export function backupStatus(
   const until = Math.max(archived ?? 0, last ? Date.parse(last.stopTime) / 1000 : 0);
   if (until > 0) backup.recoverableUntil = epoch(until);
   if (archived) backup.lastArchivedTime = epoch(archived);
+  // Kept from the last pass when the newest summaries lack it (a database that is not the
+  // repository's, e.g. initialised anew after its volume was lost): restores follow it.
+  const timeline =
+    finished.find((r) => r.summary?.timeline !== undefined)?.summary?.timeline ??
+    inp.platform.status?.backup?.timeline;
+  if (timeline) backup.timeline = timeline;
   if (!inp.spec.stopped) {
     const [full] = nextRuns(spec.schedules.full, zone, now, 1);
     const [incr] = nextRuns(spec.schedules.incremental, zone, now, 1);

@@ -199,3 +199,80 @@ describe("restore cutover", () => {
     ]);
   });
 });
+
+describe("restore timeline", () => {
+  const restore = (
+    name: string,
+    phase?: "Succeeded" | "Failed",
+    timeline?: number,
+  ): ScalePlatformRestore => ({
+    apiVersion: "cronscale.io/v1alpha1",
+    kind: "ScalePlatformRestore",
+    metadata: { name, namespace: ns, generation: 1, uid: `u-${name}` },
+    spec: {
+      platformName: "shop",
+      releaseOldVolume: false,
+      oldVolumeTTLHours: 72,
+      cutoverTimeoutSeconds: 300,
+    },
+    ...(phase ? { status: { phase, ...(timeline ? { timeline } : {}) } } : {}),
+  });
+
+  it("a restore follows the serving timeline: the backup runner's or a cut-over restore's, never an abandoned one", async () => {
+    const platform = makePlatform("shop", { backup: S3 } as unknown as Partial<ScalePlatformSpec>);
+    const ref = { label: "20260101-000000F", type: "full" as const, startTime: "a", stopTime: "b" };
+    platform.status = {
+      backup: {
+        recoverableFrom: "2026-01-01T00:00:00Z",
+        lastSuccessfulBackup: ref,
+        recentBackups: [ref],
+        timeline: 2,
+      },
+    };
+    // "before" cut over to 4 after the last backup run; "abandoned" promoted 5 and rolled back.
+    const t = makeCtx(
+      [platform, restore("before", "Succeeded", 4), restore("abandoned", "Failed", 5), restore("now")],
+      "2026-01-01T01:00:00Z",
+    );
+    const rec = new RestoreReconciler(TEST_CONFIG, new Set());
+    await rec.reconcile({ namespace: ns, name: "now" }, t.ctx);
+    const job = await t.client.get("batch/v1", "Job", ns, "now-restore");
+    type JobSpec = { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } };
+    const env = (job?.spec as JobSpec | undefined)?.template.spec.containers[0]?.env;
+    expect(env?.find((e) => e.name === "RESTORE_ARGS")?.value).toBe("--target-timeline=4");
+    const s = (
+      await t.client.get<ScalePlatformRestore>("cronscale.io/v1alpha1", "ScalePlatformRestore", ns, "now")
+    )?.status;
+    expect(s?.message).toContain("restoring latest along timeline 4 into shop-db-now");
+
+    // The Job's summary names the timeline it promoted on: recorded when the cutover starts.
+    await t.client.applyStatus({
+      ...job,
+      status: { conditions: [{ type: "Complete", status: "True" }] },
+    } as KubeObject);
+    await t.client.create({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "now-restore-x", namespace: ns, labels: { "cronscale.io/restore": "now" } },
+      status: {
+        containerStatuses: [
+          {
+            state: {
+              terminated: {
+                message: '{"ok":true,"bytes":1,"restoreSeconds":1,"replaySeconds":1,"timeline":6}',
+              },
+            },
+          },
+        ],
+      },
+    });
+    await rec.reconcile({ namespace: ns, name: "now" }, t.ctx);
+    const after = await t.client.get<ScalePlatformRestore>(
+      "cronscale.io/v1alpha1",
+      "ScalePlatformRestore",
+      ns,
+      "now",
+    );
+    expect(after?.status).toMatchObject({ phase: "CuttingOver", timeline: 6 });
+  });
+});

@@ -11,8 +11,8 @@ import { DATA_MOUNT } from "../desired/database.ts";
 // The restore's children, owned by the ScalePlatformRestore until the cutover: the new volume and
 // the Job that fills it. The Job runs the database image (it has pgBackRest and PostgreSQL):
 // `pgbackrest restore` into the new volume, then PostgreSQL on it, alone (no TCP, trust only on
-// its private socket), replays the WAL up to the target and promotes on a new timeline whose WAL
-// it archives to the same repository; the database user's password is set from the current
+// its private socket), replays the WAL up to the target (along the serving database's timeline,
+// target.ts) and promotes on a new timeline whose WAL it archives to the same repository; the database user's password is set from the current
 // Secret, and the server stops cleanly. The cutover then only switches volumes. Pure.
 
 /** Seconds a restore Job may run (the spec's RTO is 4 hours). */

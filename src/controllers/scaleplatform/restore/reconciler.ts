@@ -23,8 +23,8 @@ import { type PlatformInputs, platformInputs } from "../desired/common.ts";
 import { pvcRetention } from "../desired/database.ts";
 import { advanceCutover, advanceRollback, holdApp } from "./cutover.ts";
 import { desiredRestoreClaim, desiredRestoreJob, platformOwner, restoreOwner } from "./desired.ts";
-import { jobOutcome, withPhase } from "./status.ts";
-import { checkTarget } from "./target.ts";
+import { jobOutcome, restoredTimeline, withPhase } from "./status.ts";
+import { checkTarget, servingTimeline } from "./target.ts";
 
 // ScalePlatformRestore, in named steps by phase:
 //   start     (Pending)     checks the platform and the target against the recoverable window,
@@ -152,7 +152,11 @@ export class RestoreReconciler implements Reconciler {
     );
     if (busy) return this.pending(ctx, r, `ScalePlatformRestore ${busy.metadata.name} of ${name} is running`);
     const now = ctx.clock.now();
-    const checked = checkTarget(r.spec, inp.platform.status?.backup, now);
+    const restored = others
+      .filter((o) => o.spec.platformName === name && o.status?.phase === "Succeeded")
+      .map((o) => o.status?.timeline ?? 0);
+    const timeline = servingTimeline(inp.platform.status?.backup, restored);
+    const checked = checkTarget(r.spec, inp.platform.status?.backup, now, timeline);
     if (!checked.ok)
       return this.fail(
         ctx,
@@ -183,7 +187,8 @@ export class RestoreReconciler implements Reconciler {
         if (!isConflict(err)) throw err;
       }
     }
-    const msg = `restoring ${checked.target} into ${claim}; ${name} keeps serving from ${current}`;
+    const along = timeline ? ` along timeline ${timeline}` : "";
+    const msg = `restoring ${checked.target}${along} into ${claim}; ${name} keeps serving from ${current}`;
     return {
       status: withPhase(
         r,
@@ -238,8 +243,13 @@ export class RestoreReconciler implements Reconciler {
     const until = new Date(now.getTime() + 3 * r.spec.cutoverTimeoutSeconds * 1000);
     const appReplicas = await holdApp(ctx, r, until, inp.budget.app.minReplicas);
     const msg = `restored (${out.message}); app scaled to zero, then the database switches to ${claim}`;
+    const timeline = restoredTimeline(out.message);
     return {
-      status: withPhase(r, "CuttingOver", msg, now, { cutoverStartTime: now.toISOString(), appReplicas }),
+      status: withPhase(r, "CuttingOver", msg, now, {
+        cutoverStartTime: now.toISOString(),
+        appReplicas,
+        ...(timeline ? { timeline } : {}),
+      }),
       result: { requeueAfter: CUTOVER_POLL_MS },
       event: ["CutoverStarted", msg, false],
     };

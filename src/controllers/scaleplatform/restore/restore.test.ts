@@ -5,8 +5,8 @@ import { platformInputs } from "../desired/common.ts";
 import { desiredDatabaseStatefulSet } from "../desired/database.ts";
 import { makePlatform, TEST_CONFIG } from "../testing.ts";
 import { desiredRestoreJob } from "./desired.ts";
-import { dbServesFrom, jobOutcome, withPhase } from "./status.ts";
-import { checkTarget } from "./target.ts";
+import { dbServesFrom, jobOutcome, restoredTimeline, withPhase } from "./status.ts";
+import { checkTarget, servingTimeline } from "./target.ts";
 
 const backup = {
   recoverableFrom: "2026-01-01T02:00:00Z",
@@ -50,6 +50,26 @@ describe("restore target", () => {
     expect(unknown.ok ? "" : unknown.message).toContain("is not one of the platform's backups");
     expect(checkTarget(base, backup, now)).toMatchObject({ ok: true, target: "latest", args: [] });
     expect(checkTarget(base, undefined, now)).toMatchObject({ ok: false, window: "none (no backup yet)" });
+  });
+
+  it("latest and a time follow the serving timeline, not the newest one in the repository", () => {
+    expect(checkTarget(base, backup, now, 3)).toMatchObject({ args: ["--target-timeline=3"] });
+    expect(checkTarget({ ...base, targetTime: "2026-01-01T04:00:00Z" }, backup, now, 3)).toMatchObject({
+      args: [
+        "--type=time",
+        "--target=2026-01-01 04:00:00.000+00",
+        "--target-action=promote",
+        "--target-timeline=3",
+      ],
+    });
+    // The backup runner saw timeline 2; a restore since cut over to 5 (an abandoned one took 4).
+    expect(servingTimeline({ ...backup, timeline: 2 }, [5, 0])).toBe(5);
+    expect(servingTimeline({ ...backup, timeline: 6 }, [5])).toBe(6);
+    expect(servingTimeline(backup, [])).toBeUndefined();
+    expect(restoredTimeline('{"ok":true,"bytes":1,"restoreSeconds":2,"replaySeconds":3,"timeline":4}')).toBe(
+      4,
+    );
+    expect(restoredTimeline("ERROR: [075]: no backup set found")).toBeUndefined();
   });
 });
 

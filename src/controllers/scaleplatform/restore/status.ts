@@ -81,3 +81,13 @@ export function dbServesFrom(pod: KubeObject | undefined, claim: string, since: 
   );
   return onClaim && Boolean(ready) && created >= since - 1000;
 }
+
+/** The timeline the restore Job promoted on, from its summary (`{"ok":true,…,"timeline":N}`). */
+export function restoredTimeline(summary: string): number | undefined {
+  try {
+    const t = (JSON.parse(summary) as { timeline?: unknown }).timeline;
+    return typeof t === "number" && Number.isInteger(t) && t > 0 ? t : undefined;
+  } catch {
+    return undefined;
+  }
+}

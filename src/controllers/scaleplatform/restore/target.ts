@@ -7,7 +7,13 @@ import { formatTime } from "../../../runtime/conditions.ts";
 // most archiveTimeoutSeconds behind (status.backup.recoverableUntil is only as of the last backup
 // run, so it would refuse every point since). A time target must also lie before the last
 // transaction archived: PostgreSQL ends a recovery that does not reach its target with an error,
-// which fails the Job and leaves the platform untouched. Pure.
+// which fails the Job and leaves the platform untouched.
+//
+// Every restore names the timeline it follows. PostgreSQL's default is the newest timeline in the
+// repository, and a restore that promoted and was then abandoned (its Job failed after the
+// promotion, or its cutover rolled back) left a newer one there, off the serving database's
+// history: "latest" and a time follow the serving database's timeline instead; a backup label
+// follows the timeline the backup was taken on (recovery stops where the backup ends). Pure.
 
 /** A checked target: pgBackRest's restore options, or why it is refused. */
 export type CheckedTarget =
@@ -20,12 +26,28 @@ export function windowText(backup: BackupStatus | undefined, now: Date): string 
   return `${backup.recoverableFrom} to ${formatTime(now)}`;
 }
 
-/** Checks `spec`'s target against `backup` (the platform's status.backup) at `now`. */
+/**
+ * The timeline the platform's database serves on: the newest of what the backup runner saw
+ * (status.backup.timeline) and the timelines of restores that cut over (`restored`). Timeline ids
+ * only grow (a promotion takes the highest in the repository plus one) and only a cutover changes
+ * the serving one, so the highest of these is the current one, even before a backup has seen it.
+ */
+export function servingTimeline(backup: BackupStatus | undefined, restored: number[]): number | undefined {
+  const all = [backup?.timeline, ...restored].filter((t): t is number => typeof t === "number" && t > 0);
+  return all.length ? Math.max(...all) : undefined;
+}
+
+/**
+ * Checks `spec`'s target against `backup` (the platform's status.backup) at `now`; `timeline` is
+ * the serving database's (servingTimeline), undefined when not known yet (PostgreSQL's default).
+ */
 export function checkTarget(
   spec: ScalePlatformRestoreSpec,
   backup: BackupStatus | undefined,
   now: Date,
+  timeline?: number,
 ): CheckedTarget {
+  const follow = timeline ? [`--target-timeline=${timeline}`] : [];
   const window = windowText(backup, now);
   if (!backup?.recoverableFrom || !backup.lastSuccessfulBackup)
     return { ok: false, window, message: "the platform has no backup yet: nothing to restore" };
@@ -41,6 +63,8 @@ export function checkTarget(
       ok: true,
       window,
       target: `backup ${spec.backupLabel}`,
+      // pgBackRest (PostgreSQL ≥ 12) writes recovery_target_timeline=current itself for
+      // --type=immediate, and refuses --target-timeline with it.
       args: [`--set=${spec.backupLabel}`, "--type=immediate", "--target-action=promote"],
     };
   }
@@ -60,9 +84,9 @@ export function checkTarget(
       ok: true,
       window,
       target: `time ${spec.targetTime}`,
-      args: ["--type=time", `--target=${iso}`, "--target-action=promote"],
+      args: ["--type=time", `--target=${iso}`, "--target-action=promote", ...follow],
     };
   }
   // Latest: replay every archived WAL segment, then promote (PostgreSQL's end-of-recovery default).
-  return { ok: true, window, target: "latest", args: [] };
+  return { ok: true, window, target: "latest", args: follow };
 }
