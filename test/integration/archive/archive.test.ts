@@ -7,7 +7,7 @@ import { startArchiveMaintenance } from "../../../src/archive/maintenance.ts";
 import { PgExecutionArchive } from "../../../src/archive/store.ts";
 import { archiveCommand } from "../../../src/cli/history.ts";
 import { loadConfig } from "../../../src/config.ts";
-import { sumCosts } from "../../../src/controllers/taskexecution/billing.ts";
+import { sumCosts } from "../../../src/controllers/scheduledtask/billing.ts";
 import { RealKubeClient } from "../../../src/runtime/client.ts";
 import { KubeTransport } from "../../../src/runtime/rest.ts";
 import { kubeConfig, kubectl, useNamespace, waitFor } from "../../support/cluster.ts";
