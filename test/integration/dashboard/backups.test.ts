@@ -13,7 +13,7 @@ import {
 } from "../../support/browser.ts";
 import { kubeConfig, kubectl, useNamespace } from "../../support/cluster.ts";
 import { installCrds } from "../scheduledtask/operator.ts";
-import { phoneOverflow, waitForRbac } from "./helpers.ts";
+import { createViewers, phoneOverflow } from "./helpers.ts";
 
 // A platform's backups page in Chromium against the API server. The platform and the status the
 // operator would write (status.backup, BackupHealthy) are written here with kubectl, so the page
@@ -28,49 +28,6 @@ let app: FastifyInstance;
 let base = "";
 let chromium: TestBrowser;
 const tokens = { operator: "", auditor: "" };
-
-const RBAC = (n: string) => `
-apiVersion: v1
-kind: ServiceAccount
-metadata: {name: operator, namespace: ${n}}
----
-apiVersion: v1
-kind: ServiceAccount
-metadata: {name: auditor, namespace: ${n}}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {name: backup-operator, namespace: ${n}}
-rules:
-  - {apiGroups: [cronscale.io], resources: [scaleplatforms], verbs: [get, list, watch]}
-  - {apiGroups: [cronscale.io], resources: [scaleplatformbackups], verbs: [get, list, watch, create, delete]}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {name: backup-auditor, namespace: ${n}}
-rules:
-  - {apiGroups: [cronscale.io], resources: [scaleplatforms, scaleplatformbackups], verbs: [get, list, watch]}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: operator, namespace: ${n}}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: backup-operator}
-subjects: [{kind: ServiceAccount, name: operator, namespace: ${n}}]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: auditor, namespace: ${n}}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: backup-auditor}
-subjects: [{kind: ServiceAccount, name: auditor, namespace: ${n}}]
----
-apiVersion: cronscale.io/v1alpha1
-kind: ScalePlatform
-metadata: {name: shop, namespace: ${n}}
-spec:
-  plan: Standard
-  domains: {platform: shop.example.test}
-  backup: {repository: {volume: {claimName: shop-backups}}}
-`;
 
 const STATUS = {
   status: {
@@ -120,20 +77,31 @@ beforeAll(async () => {
     "--timeout=60s",
     "crd/scaleplatformbackups.cronscale.io",
   ]);
-  await kubectl(["apply", "-f", "-"], { input: RBAC(ns.name) });
   await kubectl(
     ["patch", "splat", "shop", "--subresource=status", "--type=merge", "-p", JSON.stringify(STATUS)],
     { namespace: ns.name },
   );
-  await waitForRbac(ns.name, "operator", [
-    ["create", "scaleplatformbackups.cronscale.io"],
-    ["delete", "scaleplatformbackups.cronscale.io"],
-  ]);
-  await waitForRbac(ns.name, "auditor", [["list", "scaleplatformbackups.cronscale.io"]]);
-  for (const who of ["operator", "auditor"] as const)
-    tokens[who] = (
-      await kubectl(["create", "token", who, "--duration=1h"], { namespace: ns.name })
-    ).stdout.trim();
+  Object.assign(
+    tokens,
+    await createViewers(ns.name, {
+      operator: {
+        rules: [
+          "{apiGroups: [cronscale.io], resources: [scaleplatforms], verbs: [get, list, watch]}",
+          "{apiGroups: [cronscale.io], resources: [scaleplatformbackups], verbs: [get, list, watch, create, delete]}",
+        ],
+        ready: [
+          ["create", "scaleplatformbackups.cronscale.io"],
+          ["delete", "scaleplatformbackups.cronscale.io"],
+        ],
+      },
+      auditor: {
+        rules: [
+          "{apiGroups: [cronscale.io], resources: [scaleplatforms, scaleplatformbackups], verbs: [get, list, watch]}",
+        ],
+        ready: [["list", "scaleplatformbackups.cronscale.io"]],
+      },
+    }),
+  );
   const kc = kubeConfig();
   app = await createDashboard({
     log: silentLogger(),

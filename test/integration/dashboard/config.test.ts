@@ -13,7 +13,7 @@ import {
 } from "../../support/browser.ts";
 import { kubeConfig, kubectl, useNamespace } from "../../support/cluster.ts";
 import { installCrds } from "../scheduledtask/operator.ts";
-import { phoneOverflow, waitForRbac } from "./helpers.ts";
+import { createViewers, phoneOverflow } from "./helpers.ts";
 
 // Editing a platform's configuration groups and releasing a restore's old volume, in Chromium
 // against the API server, as a ServiceAccount that may patch platforms and restores and as one
@@ -29,41 +29,6 @@ let app: FastifyInstance;
 let base = "";
 let chromium: TestBrowser;
 const tokens = { editor: "", reader: "" };
-
-const rbac = (n: string) => `
-apiVersion: v1
-kind: ServiceAccount
-metadata: {name: editor, namespace: ${n}}
----
-apiVersion: v1
-kind: ServiceAccount
-metadata: {name: reader, namespace: ${n}}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {name: editor, namespace: ${n}}
-rules:
-  - {apiGroups: [cronscale.io], resources: [scaleplatforms, scaleplatformrestores], verbs: [get, list, watch, patch]}
-  - {apiGroups: [cronscale.io], resources: [scaleplatformbackups], verbs: [get, list, watch]}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {name: reader, namespace: ${n}}
-rules:
-  - {apiGroups: [cronscale.io], resources: [scaleplatforms, scaleplatformrestores, scaleplatformbackups], verbs: [get, list, watch]}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: editor, namespace: ${n}}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: editor}
-subjects: [{kind: ServiceAccount, name: editor, namespace: ${n}}]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: reader, namespace: ${n}}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: reader}
-subjects: [{kind: ServiceAccount, name: reader, namespace: ${n}}]
-`;
 
 // Applied with `kubectl apply --server-side`: the store's fields belong to the manager "kubectl".
 const platform = (n: string) => `
@@ -90,17 +55,28 @@ const patchStatus = (kind: string, name: string, status: unknown) =>
 beforeAll(async () => {
   await installCrds();
   await kubectl(["wait", "--for=condition=Established", "--timeout=60s", "crd/scaleplatforms.cronscale.io"]);
-  await kubectl(["apply", "-f", "-"], { input: rbac(ns.name) });
   await kubectl(["apply", "--server-side", "-f", "-"], { input: platform(ns.name) });
-  await waitForRbac(ns.name, "editor", [
-    ["patch", "scaleplatforms.cronscale.io"],
-    ["patch", "scaleplatformrestores.cronscale.io"],
-  ]);
-  await waitForRbac(ns.name, "reader", [["get", "scaleplatforms.cronscale.io"]]);
-  for (const sa of ["editor", "reader"] as const)
-    tokens[sa] = (
-      await kubectl(["create", "token", sa, "--duration=1h"], { namespace: ns.name })
-    ).stdout.trim();
+  Object.assign(
+    tokens,
+    await createViewers(ns.name, {
+      editor: {
+        rules: [
+          "{apiGroups: [cronscale.io], resources: [scaleplatforms, scaleplatformrestores], verbs: [get, list, watch, patch]}",
+          "{apiGroups: [cronscale.io], resources: [scaleplatformbackups], verbs: [get, list, watch]}",
+        ],
+        ready: [
+          ["patch", "scaleplatforms.cronscale.io"],
+          ["patch", "scaleplatformrestores.cronscale.io"],
+        ],
+      },
+      reader: {
+        rules: [
+          "{apiGroups: [cronscale.io], resources: [scaleplatforms, scaleplatformrestores, scaleplatformbackups], verbs: [get, list, watch]}",
+        ],
+        ready: [["get", "scaleplatforms.cronscale.io"]],
+      },
+    }),
+  );
   const kc = kubeConfig();
   app = await createDashboard({
     log: silentLogger(),

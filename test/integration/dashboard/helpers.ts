@@ -34,3 +34,32 @@ export async function waitForRbac(namespace: string, sa: string, checks: string[
     );
   }
 }
+
+/** A viewer of the browser tests: its Role's rules (YAML flow mappings) and the grants to await. */
+export interface Viewer {
+  rules: string[];
+  /** `[verb, resource]` pairs the authorizer must grant before the viewer's pages are opened. */
+  ready: string[][];
+}
+
+/**
+ * One ServiceAccount per viewer in `namespace`, each with its own Role (the given rules) bound to
+ * it; waits until the authorizer grants what each viewer is `ready` for, and returns their tokens.
+ */
+export async function createViewers<N extends string>(
+  namespace: string,
+  viewers: Record<N, Viewer>,
+): Promise<Record<N, string>> {
+  const docs = Object.entries<Viewer>(viewers).flatMap(([name, v]) => [
+    `apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: ${name}, namespace: ${namespace}}`,
+    `apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: ${name}, namespace: ${namespace}}\nrules:\n${v.rules.map((r) => `  - ${r}`).join("\n")}`,
+    `apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: ${name}, namespace: ${namespace}}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: ${name}}\nsubjects: [{kind: ServiceAccount, name: ${name}, namespace: ${namespace}}]`,
+  ]);
+  await kubectl(["apply", "-f", "-"], { input: docs.join("\n---\n") });
+  const tokens = {} as Record<N, string>;
+  for (const name of Object.keys(viewers) as N[]) {
+    await waitForRbac(namespace, name, viewers[name].ready);
+    tokens[name] = (await kubectl(["create", "token", name, "--duration=1h"], { namespace })).stdout.trim();
+  }
+  return tokens;
+}

@@ -17,7 +17,7 @@ import { kubeConfig, kubectl, useNamespace, waitFor } from "../../support/cluste
 import { skipReason } from "../addons/support.ts";
 import { applyPlatform, createS3Secret, getPlatform, s3Repository } from "../scaleplatform/helpers.ts";
 import { usePlatformOperator } from "../scaleplatform/operator.ts";
-import { phoneOverflow, waitForRbac } from "./helpers.ts";
+import { createViewers, phoneOverflow } from "./helpers.ts";
 
 // The Recovery section in Chromium against the real platform: the operator (in this process)
 // runs PostgreSQL with pgBackRest into the S3 add-on, and the first backup lands. A viewer who
@@ -30,41 +30,6 @@ const reason = await skipReason("dns", "storage", "s3", "ingress");
 const NAME = "undo";
 const ZONE = "America/New_York";
 const PAGE = (ns: string) => `/dashboard/compute/platforms/scale/${ns}/${NAME}/backups`;
-
-const RBAC = (n: string) => `
-apiVersion: v1
-kind: ServiceAccount
-metadata: {name: restorer, namespace: ${n}}
----
-apiVersion: v1
-kind: ServiceAccount
-metadata: {name: auditor, namespace: ${n}}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {name: restorer, namespace: ${n}}
-rules:
-  - {apiGroups: [cronscale.io], resources: [scaleplatforms, scaleplatformbackups], verbs: [get, list, watch]}
-  - {apiGroups: [cronscale.io], resources: [scaleplatformrestores], verbs: [get, list, watch, create, patch]}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {name: auditor, namespace: ${n}}
-rules:
-  - {apiGroups: [cronscale.io], resources: [scaleplatforms, scaleplatformbackups, scaleplatformrestores], verbs: [get, list, watch]}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: restorer, namespace: ${n}}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: restorer}
-subjects: [{kind: ServiceAccount, name: restorer, namespace: ${n}}]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: auditor, namespace: ${n}}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: auditor}
-subjects: [{kind: ServiceAccount, name: auditor, namespace: ${n}}]
-`;
 
 describe.skipIf(reason)("platform recovery in Chromium against the real operator", () => {
   const ns = useNamespace("dash-rs", { "pod-security.kubernetes.io/enforce": "restricted" });
@@ -86,8 +51,7 @@ describe.skipIf(reason)("platform recovery in Chromium against the real operator
       },
     });
     expect(applied.code, applied.stderr).toBe(0);
-    await kubectl(["apply", "-f", "-"], { input: RBAC(ns.name) });
-    // Meanwhile: the dashboard, the browser, the viewers' tokens.
+    // Meanwhile: the dashboard, the browser, then the viewers with their tokens.
     const kc = kubeConfig();
     app = await createDashboard({
       log: silentLogger(),
@@ -96,15 +60,27 @@ describe.skipIf(reason)("platform recovery in Chromium against the real operator
     });
     base = (await app.listen({ host: "127.0.0.1", port: 0 })).replace("127.0.0.1", "localhost");
     chromium = await launchChromium();
-    await waitForRbac(ns.name, "restorer", [
-      ["create", "scaleplatformrestores.cronscale.io"],
-      ["patch", "scaleplatformrestores.cronscale.io"],
-    ]);
-    await waitForRbac(ns.name, "auditor", [["list", "scaleplatformrestores.cronscale.io"]]);
-    for (const who of ["restorer", "auditor"] as const)
-      tokens[who] = (
-        await kubectl(["create", "token", who, "--duration=1h"], { namespace: ns.name })
-      ).stdout.trim();
+    Object.assign(
+      tokens,
+      await createViewers(ns.name, {
+        restorer: {
+          rules: [
+            "{apiGroups: [cronscale.io], resources: [scaleplatforms, scaleplatformbackups], verbs: [get, list, watch]}",
+            "{apiGroups: [cronscale.io], resources: [scaleplatformrestores], verbs: [get, list, watch, create, patch]}",
+          ],
+          ready: [
+            ["create", "scaleplatformrestores.cronscale.io"],
+            ["patch", "scaleplatformrestores.cronscale.io"],
+          ],
+        },
+        auditor: {
+          rules: [
+            "{apiGroups: [cronscale.io], resources: [scaleplatforms, scaleplatformbackups, scaleplatformrestores], verbs: [get, list, watch]}",
+          ],
+          ready: [["list", "scaleplatformrestores.cronscale.io"]],
+        },
+      }),
+    );
     platform = await waitFor(
       async () => {
         const cur = await getPlatform(ns.name, NAME);
