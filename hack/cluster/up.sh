@@ -115,7 +115,11 @@ wait_until() {
   shift 2
   end=$((SECONDS + limit))
   until "$@" >/dev/null 2>&1; do
-    ((SECONDS < end)) || die "timed out after ${limit}s waiting for $desc"
+    if ((SECONDS >= end)); then
+      # `die` exits without the ERR trap's log dump: show what the component said.
+      [[ -f "$STATE_DIR/logs/$desc.log" ]] && tail -n 30 "$STATE_DIR/logs/$desc.log" >&2
+      die "timed out after ${limit}s waiting for $desc"
+    fi
     sleep 0.25
   done
 }

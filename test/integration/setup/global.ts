@@ -108,9 +108,20 @@ export default async function setup(project: TestProject): Promise<(() => Promis
   let kubeconfig: string;
   try {
     kubeconfig = (await runScript("up.sh", env)).trim().split("\n").pop() ?? "";
-  } catch (err) {
-    await teardown().catch(() => undefined);
-    throw err;
+  } catch (first) {
+    // One more try from scratch: a start-up that failed once (its log is above, e.g. a component
+    // that did not answer in time) says nothing about the code under test. A second failure fails
+    // the run.
+    process.stderr.write(
+      `integration setup: cluster start failed (${String(first)}); starting it once more\n`,
+    );
+    await runScript("down.sh", { CLUSTER_NAME: name }).catch(() => undefined);
+    try {
+      kubeconfig = (await runScript("up.sh", env)).trim().split("\n").pop() ?? "";
+    } catch (err) {
+      await teardown().catch(() => undefined);
+      throw err;
+    }
   }
   const about = await describeCluster(kubeconfig);
   process.stderr.write(
