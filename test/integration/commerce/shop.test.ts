@@ -103,6 +103,13 @@ describe.skipIf(reason)(
       if (r.code !== 0) throw new Error(r.stderr);
       await waitPhase(ns.name, NAME, "Running", 300_000);
       key = await apiKey(ns.name, NAME);
+      // Running says the pods are ready; the Ingress controller learns their endpoints a moment
+      // later (until then it has no route and answers 404).
+      await waitFor(
+        async () =>
+          (await api(API, "/api/v1/products", key).catch(() => undefined))?.status === 200 || undefined,
+        { timeoutMs: 60_000, intervalMs: 500, what: "the API served through the Ingress controller" },
+      );
       for (const [title, sku, price] of [
         ["Enamel Camp Mug", "MUG-ENAMEL", 1800],
         ["Stoneware Mug", "MUG-STONE", 2400],
