@@ -137,7 +137,7 @@ describe("dashboard: platforms", () => {
       "Healthy",
       "2 running (autoscaling 1–3)",
       "the cluster serves no metrics API",
-      "not collected by the operator",
+      "not reported: no ready app pod answered",
     ])
       expect(body).toContain(t);
     expect(body).toContain("2026-11-22 09:00:00 +01:00"); // last restart in the store's zone
