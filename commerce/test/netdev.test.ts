@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import client from "prom-client";
 import { afterAll, describe, expect, it } from "vitest";
-import { installNetworkMetrics, netDevTotals } from "./netdev.ts";
+import { installNetworkMetrics, netDevTotals } from "../src/http/netdev.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "netdev-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
