@@ -38,9 +38,18 @@ export function registerUsageRoutes(
     const [usage, texts] = await Promise.all([
       // The metrics API as the viewer: null when RBAC refuses it, undefined when not served.
       viewer(s).podUsage(ns, `${LABEL_PLATFORM}=${name}`).catch(forbiddenAsNull),
+      // The platform's /metrics: null when RBAC refuses; any other failure (listing the pods)
+      // leaves the figures unreported rather than failing the page.
       viewer(s)
         .podMetricsTexts(ns, appPodSelector(name), DEFAULT_PLATFORM_CONFIG.metricsPath)
-        .catch(forbiddenAsNull),
+        .catch((err) => {
+          if (err instanceof ApiError && err.statusCode === 403) return null;
+          ctx.opts.log.warn(
+            { namespace: ns, platform: name, err: (err as Error).message },
+            "platform metrics unread",
+          );
+          return undefined;
+        }),
     ]);
     if (!texts?.size) return { usage, perf: texts === null ? null : undefined, refreshSeconds };
     const pods = new Map([...texts].map(([pod, text]) => [pod, podCounters(text)]));
