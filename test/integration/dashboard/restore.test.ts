@@ -140,6 +140,8 @@ describe.skipIf(reason)("platform recovery in Chromium against the real operator
       expect(await figure("response-time")).toMatch(/^[0-9.]+ ms$/);
       expect(await figure("error-rate")).toBe("0.0 % answered 5xx");
       expect(await figure("network")).toMatch(/^[0-9.]+ (B|KiB|MiB)\/s in, [0-9.]+ (B|KiB|MiB)\/s out$/);
+      expect(await seriousA11yViolations(page)).toEqual([]);
+      await screenshots(page, "platform-performance");
     } finally {
       sending = false;
       await traffic;
