@@ -145,8 +145,8 @@ describe("dashboard: platforms", () => {
     expect(body).toContain("DE, AT");
     viewer.usage.set("default cronscale.io/platform=shop", { pods: 3, cpuMillis: 750, memoryMiB: 1536 });
     const again = await a.inject({ method: "GET", url, headers: { cookie } });
-    expect(again.body).toContain("0.75 vCPU over 3 pods");
-    expect(again.body).toContain("1536 MiB over 3 pods");
+    expect(again.body).toContain("0.75 vCPU over 3 pods (18.8 % of 4 vCPU)");
+    expect(again.body).toContain("1536 MiB over 3 pods (18.8 % of 8Gi)");
   });
 
   it("streams the steps as Server-Sent Events each time the platform changes", async () => {

@@ -51,8 +51,8 @@ export function UsageAndPerformance({ platform, live }: { platform: ScalePlatfor
         <dt>Allocated</dt><dd>${r.cpu ? `${r.cpu} vCPU, ${r.memory} memory, ${r.storage} storage` : none}${r.storageActual ? html` <span class="muted">(volume bound: ${r.storageActual})</span>` : ""}</dd>
         <dt>App replicas</dt><dd>${r.appReplicas !== undefined ? `${r.appReplicas} running (autoscaling ${r.minReplicas}–${r.maxReplicas})` : none}</dd>
         <dt>Scaling triggers</dt><dd>${platform.status?.activeScalingTriggers?.length ? platform.status.activeScalingTriggers.join(", ") : none}</dd>
-        <dt>CPU in use</dt><dd>${usage ? `${(usage.cpuMillis / 1000).toFixed(2)} vCPU over ${usage.pods} pods` : usageMissing(usage)}</dd>
-        <dt>Memory in use</dt><dd>${usage ? `${Math.round(usage.memoryMiB)} MiB over ${usage.pods} pods` : usageMissing(usage)}</dd>
+        <dt>CPU in use</dt><dd>${usage ? `${(usage.cpuMillis / 1000).toFixed(2)} vCPU over ${usage.pods} pods${share(usage.cpuMillis / 1000, r.cpu, "vCPU")}` : usageMissing(usage)}</dd>
+        <dt>Memory in use</dt><dd>${usage ? `${Math.round(usage.memoryMiB)} MiB over ${usage.pods} pods${share(usage.memoryMiB * 1024 ** 2, r.memory)}` : usageMissing(usage)}</dd>
         <dt>Storage in use</dt><dd data-figure="storage">${perf?.databaseBytes !== undefined ? storage(perf.databaseBytes, r.storage) : missing}</dd>
         <dt>Network</dt><dd data-figure="network">${has && perf.receiveBytes !== undefined ? (rates ? `${bytes(perf.receiveBytes)}/s in, ${bytes(perf.transmitBytes ?? 0)}/s out` : `${bytes(perf.receiveBytes)} in, ${bytes(perf.transmitBytes ?? 0)} out since the pods started`) : missing}</dd>
         <dt>Request rate</dt><dd data-figure="request-rate">${has ? requests(perf) : missing}</dd>
@@ -104,6 +104,14 @@ function bytes(n: number): string {
     i++;
   }
   return `${i === 0 ? Math.round(n) : n.toFixed(1)} ${units[i]}`;
+}
+
+/** " (n % of <allocated>)" when the allocation is known: utilization of the plan's resources. */
+function share(used: number, allocated: string | undefined, unit = ""): string {
+  const of = allocated ? quantity(allocated) : Number.NaN;
+  return Number.isFinite(of) && of > 0
+    ? ` (${percent(used / of)} of ${allocated}${unit ? ` ${unit}` : ""})`
+    : "";
 }
 
 function storage(db: number, allocated: string | undefined): string {
