@@ -54,7 +54,7 @@ export function UsageAndPerformance({ platform, live }: { platform: ScalePlatfor
         <dt>CPU in use</dt><dd>${usage ? `${(usage.cpuMillis / 1000).toFixed(2)} vCPU over ${usage.pods} pods${share(usage.cpuMillis / 1000, r.cpu, "vCPU")}` : usageMissing(usage)}</dd>
         <dt>Memory in use</dt><dd>${usage ? `${Math.round(usage.memoryMiB)} MiB over ${usage.pods} pods${share(usage.memoryMiB * 1024 ** 2, r.memory)}` : usageMissing(usage)}</dd>
         <dt>Storage in use</dt><dd data-figure="storage">${perf?.databaseBytes !== undefined ? storage(perf.databaseBytes, r.storage) : missing}</dd>
-        <dt>Network</dt><dd data-figure="network">${has && perf.receiveBytes !== undefined ? (rates ? `${bytes(perf.receiveBytes)}/s in, ${bytes(perf.transmitBytes ?? 0)}/s out` : `${bytes(perf.receiveBytes)} in, ${bytes(perf.transmitBytes ?? 0)} out since the pods started`) : missing}</dd>
+        <dt>Network (app pods)</dt><dd data-figure="network">${has && perf.receiveBytes !== undefined ? (rates ? `${bytes(perf.receiveBytes)}/s in, ${bytes(perf.transmitBytes ?? 0)}/s out` : `${bytes(perf.receiveBytes)} in, ${bytes(perf.transmitBytes ?? 0)} out since the pods started`) : missing}</dd>
         <dt>Request rate</dt><dd data-figure="request-rate">${has ? requests(perf) : missing}</dd>
       </dl></section>
     <section class="panel" aria-labelledby="h-performance"><h2 id="h-performance">Performance</h2>
