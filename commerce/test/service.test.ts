@@ -141,6 +141,9 @@ describe("operations endpoints", () => {
     expect(text).toMatch(/http_requests_in_flight/);
     expect(text).toMatch(/commerce_database_size_bytes [1-9]\d+/);
     expect(text).toMatch(/webhook_queue_depth 0/);
+    // The host's /proc/net/dev here (the pod's own in a cluster); loopback traffic left out.
+    expect(text).toMatch(/commerce_pod_network_receive_bytes_total \d+/);
+    expect(text).toMatch(/commerce_pod_network_transmit_bytes_total \d+/);
     const pub = await svc.call("/metrics", { key: null, headers: { "x-forwarded-host": "shop.test" } });
     expect(pub.status).toBe(404);
   });

@@ -110,6 +110,12 @@ export interface ViewerApi {
    * API (metrics.k8s.io) as the viewer; undefined when the cluster does not serve it.
    */
   podUsage(namespace: string, selector: string): Promise<PodUsage | undefined>;
+  /**
+   * The Prometheus text of each ready pod matching `selector`, read on its `http` container port
+   * through the API server's pod proxy as the viewer (RBAC: `list pods`, `get pods/proxy`). A pod
+   * that does not answer is left out.
+   */
+  podMetricsTexts(namespace: string, selector: string, path: string): Promise<Map<string, string>>;
   listPlatformBackups(namespace: string): Promise<ScalePlatformBackup[]>;
   createPlatformBackup(backup: KubeObject): Promise<ScalePlatformBackup>;
   deletePlatformBackup(namespace: string, name: string): Promise<void>;
@@ -385,6 +391,41 @@ export class KubeViewerApi implements ViewerApi {
       usage.memoryMiB += (quantity(c.usage?.memory ?? "0") || 0) / 1024 ** 2;
     }
     return usage;
+  }
+
+  async podMetricsTexts(namespace: string, selector: string, path: string): Promise<Map<string, string>> {
+    type Pod = KubeObject & {
+      spec?: { containers?: { ports?: { name?: string; containerPort?: number }[] }[] };
+      status?: { conditions?: { type: string; status: string }[] };
+    };
+    const r = await this.t.request<{ items: Pod[] }>("GET", `/api/v1/namespaces/${ns(namespace)}/pods`, {
+      query: { labelSelector: selector },
+    });
+    const out = new Map<string, string>();
+    await Promise.all(
+      r.items
+        .filter((p) => p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"))
+        .map(async (p) => {
+          const name = p.metadata.name ?? "";
+          // The pod proxy takes a port number (a name is not resolved for pods).
+          const port = p.spec?.containers
+            ?.flatMap((c) => c.ports ?? [])
+            .find((x) => x.name === "http")?.containerPort;
+          if (!port) return;
+          try {
+            const text = await this.t.request<unknown>(
+              "GET",
+              `/api/v1/namespaces/${ns(namespace)}/pods/${ns(name)}:${port}/proxy${path}`,
+              { accept: "text/plain", timeoutMs: 5000 },
+            );
+            if (typeof text === "string") out.set(name, text);
+          } catch (err) {
+            // Refused by RBAC: the viewer may read no pod's metrics. Otherwise the pod is left out.
+            if (err instanceof ApiError && err.statusCode === 403) throw err;
+          }
+        }),
+    );
+    return out;
   }
 
   async listPlatformBackups(namespace: string): Promise<ScalePlatformBackup[]> {

@@ -137,7 +137,7 @@ describe("dashboard: platforms", () => {
       "Healthy",
       "2 running (autoscaling 1–3)",
       "the cluster serves no metrics API",
-      "not collected by the operator",
+      "not reported: no ready app pod answered",
     ])
       expect(body).toContain(t);
     expect(body).toContain("2026-11-22 09:00:00 +01:00"); // last restart in the store's zone
@@ -145,8 +145,8 @@ describe("dashboard: platforms", () => {
     expect(body).toContain("DE, AT");
     viewer.usage.set("default cronscale.io/platform=shop", { pods: 3, cpuMillis: 750, memoryMiB: 1536 });
     const again = await a.inject({ method: "GET", url, headers: { cookie } });
-    expect(again.body).toContain("0.75 vCPU over 3 pods");
-    expect(again.body).toContain("1536 MiB over 3 pods");
+    expect(again.body).toContain("0.75 vCPU over 3 pods (18.8 % of 4 vCPU)");
+    expect(again.body).toContain("1536 MiB over 3 pods (18.8 % of 8Gi)");
   });
 
   it("streams the steps as Server-Sent Events each time the platform changes", async () => {

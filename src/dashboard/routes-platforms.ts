@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyReply } from "fastify";
 import { API_VERSION } from "../api/v1alpha1/kind.ts";
-import { LABEL_PLATFORM } from "../api/v1alpha1/labels.ts";
 import type { ScalePlatform } from "../api/v1alpha1/scaleplatform.ts";
 import { DEFAULT_PLATFORM_CONFIG } from "../controllers/scaleplatform/config.ts";
 import { ApiError } from "../runtime/errors.ts";
 import { allowed, pickNamespace } from "./access.ts";
 import { registerConfigRoutes } from "./routes-config.ts";
+import { registerUsageRoutes } from "./routes-usage.ts";
 import type { Ctx } from "./server.ts";
 import type { Session } from "./sessions.ts";
 import { openEventStream } from "./sse.ts";
@@ -43,6 +43,7 @@ function platformField(path: string): string {
 /** Routes of /dashboard/compute/platforms/scale. Every Kubernetes call uses the viewer's token. */
 export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
   const viewer = (s: Session) => s.api as NonNullable<Session["api"]>;
+  const liveUsage = registerUsageRoutes(app, ctx);
 
   async function platformPage(
     reply: FastifyReply,
@@ -54,19 +55,14 @@ export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
     status = 200,
     config?: ConfigState,
   ) {
-    const [platform, patch, readSecrets, usage] = await Promise.all([
+    const [platform, patch, readSecrets, live] = await Promise.all([
       viewer(s).getPlatform(ns, name),
       allowed(s, "patch", "scaleplatforms", ns),
       allowed(s, "get", "secrets", ns),
-      // The metrics API as the viewer: null when RBAC refuses it, undefined when not served.
-      viewer(s)
-        .podUsage(ns, `${LABEL_PLATFORM}=${name}`)
-        .catch((err) => {
-          if (err instanceof ApiError && err.statusCode === 403) return null;
-          throw err;
-        }),
+      liveUsage(s, ns, name),
     ]);
-    const eventsHref = `${PLATFORMS_PATH}/${encodeURIComponent(ns)}/${encodeURIComponent(name)}/events`;
+    const here = `${PLATFORMS_PATH}/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`;
+    const eventsHref = `${here}/events`;
     const flash = s.flash;
     s.flash = undefined;
     const body = ProgressPage({
@@ -74,7 +70,8 @@ export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
       session: s,
       can: { patch, readSecrets },
       revealed,
-      usage,
+      live,
+      liveHref: `${here}/usage/events`,
       flash,
       problem,
       eventsHref,

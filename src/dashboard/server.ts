@@ -44,6 +44,8 @@ export interface DashboardOptions {
    * dashboard's credentials with Impersonate-* headers).
    */
   proxyAuth?: { settings: ProxyAuthSettings; viewerApi: (id: ProxyIdentity) => ViewerApi };
+  /** How often the platform page's usage and performance refresh, in seconds (default 10). */
+  usageRefreshSeconds?: number;
 }
 
 export const SESSION_COOKIE = "cronscale_session";

@@ -292,6 +292,14 @@ export class FakeViewerApi implements ViewerApi {
     this.check("list", "pods.metrics.k8s.io", namespace);
     return this.usage.get(`${namespace} ${selector}`);
   }
+  /** The /metrics text of each ready app pod, by "namespace selector" (pod name → text). */
+  readonly metricsTexts = new Map<string, Map<string, string>>();
+  async podMetricsTexts(namespace: string, selector: string, path: string): Promise<Map<string, string>> {
+    this.check("list", "pods", namespace);
+    this.check("get", "pods/proxy", namespace);
+    this.calls.push(`metrics ${namespace} ${selector} ${path}`);
+    return new Map(this.metricsTexts.get(`${namespace} ${selector}`) ?? []);
+  }
   async listPlatformBackups(namespace: string): Promise<ScalePlatformBackup[]> {
     this.check("list", "scaleplatformbackups", namespace);
     return [...this.backups.values()].filter((b) => b.metadata.namespace === namespace);

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import client from "prom-client";
+import { installNetworkMetrics } from "./netdev.ts";
 
 // Prometheus metrics of the HTTP server: requests by route and status, latency, in-flight. The
 // route label is the route pattern (never the raw URL: bounded cardinality).
@@ -11,6 +12,7 @@ export interface HttpMetrics {
 export function installMetrics(app: FastifyInstance): HttpMetrics {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry });
+  installNetworkMetrics(registry);
   const requests = new client.Counter({
     name: "http_requests_total",
     help: "HTTP requests by method, route and status code.",

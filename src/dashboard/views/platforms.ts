@@ -1,12 +1,11 @@
 import { PLAN_TABLE, type PlatformPlan, planBudget } from "../../api/plans.ts";
 import { PLATFORM_STEPS, type ScalePlatform } from "../../api/v1alpha1/scaleplatform.ts";
-import type { PodUsage } from "../kube.ts";
 import type { Session } from "../sessions.ts";
 import { html, type VNode } from "./html.ts";
 import { Csrf, PLATFORMS_PATH } from "./layout.ts";
 import { type ConfigState, ConfigurationGroups } from "./platform-config.ts";
 import { Upgrade, Webhooks } from "./platform-manage.ts";
-import { HealthAndUsage } from "./platform-status.ts";
+import { HealthAndUsage, type LiveUsage } from "./platform-status.ts";
 import { Badge } from "./tasks-list.ts";
 
 /** Plans offered on the deploy page (Custom needs explicit resources: kubectl for now). */
@@ -197,8 +196,10 @@ export function ProgressPage(p: {
   session: Session;
   can: { patch: boolean; readSecrets: boolean };
   revealed?: Record<string, string>;
-  /** Usage from the metrics API; undefined when not served, null when the viewer may not read it. */
-  usage?: PodUsage | null;
+  /** Usage (metrics API) and performance (the platform's /metrics), read as the viewer. */
+  live: LiveUsage;
+  /** The live part's Server-Sent Events. */
+  liveHref: string;
   flash?: string;
   /** The API server's refusal of the last change, shown at the top. */
   problem?: string;
@@ -231,7 +232,7 @@ export function ProgressPage(p: {
       ${u.admin && html`<li>Admin: <a href=${u.admin}>${u.admin}</a></li>`}
       ${u.api && html`<li>API: <a href=${u.api}>${u.api}</a></li>`}</ul></section>`
     }
-    <${HealthAndUsage} platform=${x} usage=${p.usage} />
+    <${HealthAndUsage} platform=${x} live=${p.live} liveHref=${p.liveHref} />
     <section class="panel" aria-labelledby="h-plan"><h2 id="h-plan">Plan: ${x.spec.plan}</h2>
       ${p.can.patch ? html`<${Upgrade} platform=${x} session=${p.session} />` : null}</section>
     <section class="panel" aria-labelledby="h-webhooks"><h2 id="h-webhooks">Webhooks</h2>

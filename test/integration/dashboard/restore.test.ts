@@ -16,7 +16,7 @@ import {
 import { kubeConfig, kubectl, useNamespace, waitFor } from "../../support/cluster.ts";
 import { skipReason } from "../addons/support.ts";
 import { applyPlatform, createS3Secret, getPlatform, s3Repository } from "../scaleplatform/helpers.ts";
-import { usePlatformOperator } from "../scaleplatform/operator.ts";
+import { usePlatformOperator, viaIngress } from "../scaleplatform/operator.ts";
 import { createViewers, phoneOverflow } from "./helpers.ts";
 
 // The Recovery section in Chromium against the real platform: the operator (in this process)
@@ -57,6 +57,7 @@ describe.skipIf(reason)("platform recovery in Chromium against the real operator
       log: silentLogger(),
       namespaces: [ns.name],
       viewerApi: (t) => new KubeViewerApi(kc, t),
+      usageRefreshSeconds: 3,
     });
     base = (await app.listen({ host: "127.0.0.1", port: 0 })).replace("127.0.0.1", "localhost");
     chromium = await launchChromium();
@@ -67,8 +68,12 @@ describe.skipIf(reason)("platform recovery in Chromium against the real operator
           rules: [
             "{apiGroups: [cronscale.io], resources: [scaleplatforms, scaleplatformbackups], verbs: [get, list, watch]}",
             "{apiGroups: [cronscale.io], resources: [scaleplatformrestores], verbs: [get, list, watch, create, patch]}",
+            // The platform page's figures: each app pod's /metrics through the pod proxy.
+            '{apiGroups: [""], resources: [pods], verbs: [list]}',
+            '{apiGroups: [""], resources: [pods/proxy], verbs: [get]}',
           ],
           ready: [
+            ["list", "pods"],
             ["create", "scaleplatformrestores.cronscale.io"],
             ["patch", "scaleplatformrestores.cronscale.io"],
           ],
@@ -108,6 +113,49 @@ describe.skipIf(reason)("platform recovery in Chromium against the real operator
   const restores = async () =>
     JSON.parse((await kubectl(["get", "splrs", "-o", "json"], { namespace: ns.name })).stdout)
       .items as ScalePlatformRestore[];
+
+  // The platform's own figures on its page, read as the viewer through the pod proxy from the real
+  // app: shop requests sent while the page refreshes show as a request rate and response time.
+  it("shows the shop's request rate, response time, network and database size live; a viewer without pods/proxy is told", async () => {
+    const PLATFORM_PAGE = `/dashboard/compute/platforms/scale/deploy?namespace=${ns.name}&name=${NAME}`;
+    const page = await signIn("restorer");
+    await page.goto(`${base}${PLATFORM_PAGE}`);
+    const figure = (name: string) => page.locator(`[data-figure="${name}"]`).textContent();
+    expect(await figure("storage")).toMatch(/^database [0-9.]+ (KiB|MiB|GiB) of /);
+    let sending = true;
+    const statuses: number[] = [];
+    const traffic = (async () => {
+      while (sending) {
+        statuses.push((await viaIngress(`${NAME}.platform.test`, "/").catch(() => ({ status: 0 }))).status);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+    try {
+      await expect
+        .poll(() => figure("requests-per-second"), { timeout: 30_000, interval: 500 })
+        .toMatch(/^(?!0\.00 )[0-9.]+ requests\/s$/);
+      expect(await page.locator("#performance-basis").textContent()).toMatch(
+        /^Rates over the last \d+ s \(\d+ app pods?\)/,
+      );
+      expect(await figure("response-time")).toMatch(/^[0-9.]+ ms$/);
+      expect(await figure("error-rate")).toBe("0.0 % answered 5xx");
+      expect(await figure("network")).toMatch(/^[0-9.]+ (B|KiB|MiB)\/s in, [0-9.]+ (B|KiB|MiB)\/s out$/);
+      expect(await seriousA11yViolations(page)).toEqual([]);
+      await screenshots(page, "platform-performance");
+    } finally {
+      sending = false;
+      await traffic;
+    }
+    expect(statuses.filter((x) => x === 200).length).toBeGreaterThan(0);
+    await page.context().close();
+
+    const auditor = await signIn("auditor");
+    await auditor.goto(`${base}${PLATFORM_PAGE}`);
+    expect(await auditor.locator('[data-figure="requests-per-second"]').textContent()).toBe(
+      "you may not read the platform's metrics",
+    );
+    await auditor.context().close();
+  }, 90_000);
 
   it("picks a recovery point, refuses a time outside the window beside the field, restores and follows it live", async () => {
     const label = platform.status?.backup?.recentBackups?.[0]?.label ?? "";
