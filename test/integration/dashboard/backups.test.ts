@@ -69,6 +69,16 @@ const STATUS = {
   },
 };
 
+const PLATFORM = (n: string) => `
+apiVersion: cronscale.io/v1alpha1
+kind: ScalePlatform
+metadata: {name: shop, namespace: ${n}}
+spec:
+  plan: Standard
+  domains: {platform: shop.example.test}
+  backup: {repository: {volume: {claimName: shop-backups}}}
+`;
+
 beforeAll(async () => {
   await installCrds();
   await kubectl([
@@ -77,6 +87,7 @@ beforeAll(async () => {
     "--timeout=60s",
     "crd/scaleplatformbackups.cronscale.io",
   ]);
+  await kubectl(["apply", "-f", "-"], { input: PLATFORM(ns.name) });
   await kubectl(
     ["patch", "splat", "shop", "--subresource=status", "--type=merge", "-p", JSON.stringify(STATUS)],
     { namespace: ns.name },
