@@ -1,9 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { KubeViewerApi } from "../../../src/dashboard/kube.ts";
-import { createDashboard } from "../../../src/dashboard/server.ts";
-import { silentLogger } from "../../../src/log.ts";
 import {
   launchChromium,
   newContext,
@@ -11,9 +8,9 @@ import {
   seriousA11yViolations,
   type TestBrowser,
 } from "../../support/browser.ts";
-import { kubeConfig, kubectl, useNamespace } from "../../support/cluster.ts";
+import { kubectl, useNamespace } from "../../support/cluster.ts";
 import { installCrds } from "../scheduledtask/operator.ts";
-import { createViewers, phoneOverflow } from "./helpers.ts";
+import { createViewers, phoneOverflow, startDashboard } from "./helpers.ts";
 
 // Editing a platform's configuration groups and releasing a restore's old volume, in Chromium
 // against the API server, as a ServiceAccount that may patch platforms and restores and as one
@@ -77,13 +74,7 @@ beforeAll(async () => {
       },
     }),
   );
-  const kc = kubeConfig();
-  app = await createDashboard({
-    log: silentLogger(),
-    namespaces: [ns.name],
-    viewerApi: (t) => new KubeViewerApi(kc, t),
-  });
-  base = (await app.listen({ host: "127.0.0.1", port: 0 })).replace("127.0.0.1", "localhost");
+  ({ app, base } = await startDashboard([ns.name]));
   chromium = await launchChromium();
 }, 300_000);
 

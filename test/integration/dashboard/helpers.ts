@@ -1,6 +1,10 @@
+import type { FastifyInstance } from "fastify";
 import type { Page } from "playwright-core";
+import { KubeViewerApi } from "../../../src/dashboard/kube.ts";
+import { createDashboard } from "../../../src/dashboard/server.ts";
+import { silentLogger } from "../../../src/log.ts";
 import { VIEWPORTS } from "../../support/browser.ts";
-import { kubectl, waitFor } from "../../support/cluster.ts";
+import { kubeConfig, kubectl, waitFor } from "../../support/cluster.ts";
 
 /**
  * How far the page scrolls sideways at phone width (0 when it fits): the document's scroll width
@@ -62,4 +66,20 @@ export async function createViewers<N extends string>(
     tokens[name] = (await kubectl(["create", "token", name, "--duration=1h"], { namespace })).stdout.trim();
   }
   return tokens;
+}
+
+/**
+ * The dashboard in this process for `namespaces`, every viewer's calls made with the viewer's own
+ * token against the test cluster; listening on loopback, `base` named `localhost` (a secure
+ * context for the browser, so its Secure cookies are kept).
+ */
+export async function startDashboard(namespaces: string[]): Promise<{ app: FastifyInstance; base: string }> {
+  const kc = kubeConfig();
+  const app = await createDashboard({
+    log: silentLogger(),
+    namespaces,
+    viewerApi: (t) => new KubeViewerApi(kc, t),
+  });
+  const base = (await app.listen({ host: "127.0.0.1", port: 0 })).replace("127.0.0.1", "localhost");
+  return { app, base };
 }
