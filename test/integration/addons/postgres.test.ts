@@ -139,16 +139,32 @@ describe.skipIf(reason)("PostgreSQL image on local-path storage", () => {
     return { phase, logs: (await kubectl(["logs", name], { namespace: ns.name })).stdout };
   }
 
+  /**
+   * Runs psql until it gets past the network: right after the rollout the Service's rules may
+   * not be on the node yet, and a connection error says nothing about the password. Any answer
+   * from the server (accepted or refused) ends the loop; three connection failures fail it.
+   */
+  async function psqlReached(name: string, pw: string): Promise<{ phase: string; logs: string }> {
+    let r = { phase: "", logs: "" };
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      r = await psql(`${name}-${attempt}`, pw);
+      if (r.phase === "Succeeded" || !/could not connect|timeout expired|Connection refused/i.test(r.logs)) {
+        return r;
+      }
+    }
+    return r;
+  }
+
   it("accepts the generated password and refuses a wrong one", async () => {
-    const ok = await psql("psql-good", password);
-    expect(ok.phase).toBe("Succeeded");
+    const ok = await psqlReached("psql-good", password);
+    expect(ok.phase, ok.logs).toBe("Succeeded");
     expect(ok.logs.trim()).toBe("app@appdb");
-    const bad = await psql("psql-bad", `${password}x`);
-    expect(bad.phase).toBe("Failed");
+    const bad = await psqlReached("psql-bad", `${password}x`);
+    expect(bad.phase, bad.logs).toBe("Failed");
     expect(bad.logs).toContain('password authentication failed for user "app"');
     const pvc = await kubectl(["get", "pvc", "data-db-0", "-o", "jsonpath={.status.phase}"], {
       namespace: ns.name,
     });
     expect(pvc.stdout).toBe("Bound");
-  }, 200_000);
+  }, 300_000);
 });
