@@ -11,6 +11,7 @@ import type { TaskExecution } from "../api/v1alpha1/taskexecution.ts";
 import { ApiError } from "../runtime/errors.ts";
 import { KubeTransport } from "../runtime/rest.ts";
 import type { KubeObject } from "../runtime/types.ts";
+import { retryingTransport } from "./retry-after.ts";
 
 // The dashboard talks to the API server only as the viewer: every request below carries the
 // viewer's bearer token, so the API server's authentication, RBAC and the CRDs' validation apply
@@ -154,7 +155,7 @@ export class KubeViewerApi implements ViewerApi {
   private readonly kc: KubeConfig;
   constructor(base: KubeConfig, viewer: string | KubeConfig) {
     this.kc = typeof viewer === "string" ? viewerKubeConfig(base, viewer) : viewer;
-    this.t = KubeTransport.create(this.kc);
+    this.t = retryingTransport(KubeTransport.create(this.kc));
   }
 
   async whoAmI(): Promise<UserInfo> {
