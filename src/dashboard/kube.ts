@@ -99,6 +99,8 @@ export interface ViewerApi {
     config: KubeObject,
     opts: { manager: string; dryRun: boolean; force: boolean },
   ): Promise<ScalePlatform>;
+  /** A JSON patch (RFC 6902) as the viewer, recorded under field manager `manager`. */
+  jsonPatchPlatform(namespace: string, name: string, ops: unknown[], manager: string): Promise<ScalePlatform>;
   /** Follows one platform: `onChange` gets each new version until `signal` aborts or the watch ends. */
   watchPlatform(
     namespace: string,
@@ -355,6 +357,19 @@ export class KubeViewerApi implements ViewerApi {
         dryRun: opts.dryRun ? "All" : undefined,
         fieldValidation: "Strict",
       },
+    });
+  }
+
+  jsonPatchPlatform(
+    namespace: string,
+    name: string,
+    ops: unknown[],
+    manager: string,
+  ): Promise<ScalePlatform> {
+    return this.t.request("PATCH", `${TASKS}/namespaces/${ns(namespace)}/scaleplatforms/${ns(name)}`, {
+      body: ops,
+      contentType: "application/json-patch+json",
+      query: { fieldManager: manager },
     });
   }
 
