@@ -1,5 +1,7 @@
-import { describe, expect, it } from "vitest";
+import type { FastifyInstance } from "fastify";
+import { afterEach, describe, expect, it } from "vitest";
 import type { ScalePlatform } from "../api/v1alpha1/scaleplatform.ts";
+import { silentLogger } from "../log.ts";
 import { ApiError } from "../runtime/errors.ts";
 import {
   applyOfEntry,
@@ -13,6 +15,8 @@ import {
   removalPatch,
 } from "./config-lists.ts";
 import { type ConfigForm, conflictsOf } from "./config-model.ts";
+import { createDashboard } from "./server.ts";
+import { FakeViewerApi, injectSignIn } from "./testing.ts";
 
 const shipping = configList("shipping")!;
 const payments = configList("payments")!;
@@ -162,5 +166,100 @@ describe("payment gateways and shipping methods (model)", () => {
       { op: "remove", path: "/spec/shippingMethods/1" },
     ]);
     expect(removalPatch(shipping, shop(), { ...pickup, name: "gone" })).toBeUndefined();
+  });
+});
+
+const PAGE = "/dashboard/compute/platforms/scale/deploy?namespace=default&name=shop";
+const LISTS = "/dashboard/compute/platforms/scale/default/shop/config";
+let app: FastifyInstance | undefined;
+afterEach(async () => {
+  await app?.close();
+  app = undefined;
+});
+async function signedIn(grants: string[]) {
+  const viewer = new FakeViewerApi({ username: "e", groups: [] }, new Set(grants));
+  viewer.platforms.set("default/shop", shop());
+  app = await createDashboard({ log: silentLogger(), viewerApi: () => viewer });
+  const a = app;
+  const { cookie, csrf, body } = await injectSignIn(a, "lists-token", PAGE);
+  const post = (url: string, payload: Record<string, unknown>) =>
+    a.inject({
+      method: "POST",
+      url,
+      headers: { cookie, origin: "http://dash.test", host: "dash.test" },
+      payload: { _csrf: csrf, ...payload },
+    });
+  return { viewer, a, cookie, body, post };
+}
+
+describe("dashboard: payment gateways and shipping methods", () => {
+  it("adds by dry run then apply under the list's manager; an existing name is refused by the field", async () => {
+    const { viewer, body, post } = await signedIn(["* * *"]);
+    expect(body).toContain("Add shipping method");
+    expect(body).toContain("Edit shipping method express");
+    const taken = await post(`${LISTS}/shipping/entries`, {
+      "shipping-add-name": "express",
+      "shipping-add-carrier": "ups",
+    });
+    expect(taken.statusCode).toBe(409);
+    expect(taken.body).toContain(
+      'id="shipping-add-name-error">A shipping method named express exists already',
+    );
+    expect(viewer.calls.filter((c) => c.startsWith("apply"))).toEqual([]);
+    const added = await post(`${LISTS}/payments/entries`, {
+      "payments-add-name": "cards",
+      "payments-add-type": "Card",
+      "payments-add-provider": "stripe",
+      "payments-add-mode": "Test",
+      "payments-add-enabled": "on",
+      "payments-add-credentials": "stripe-keys",
+    });
+    expect(added.statusCode).toBe(303);
+    const cards =
+      '{"paymentGateways":[{"name":"cards","type":"Card","provider":"stripe","mode":"Test","enabled":true,"credentialsSecretRef":{"name":"stripe-keys"}}]}';
+    expect(viewer.calls.filter((c) => c.startsWith("apply"))).toEqual([
+      `apply platform dry-run force default/shop cronscale-dashboard-payments ${cards}`,
+      `apply platform default/shop cronscale-dashboard-payments ${cards}`,
+    ]);
+  });
+
+  it("removes after confirmation by a JSON patch testing the entry as confirmed; a changed entry is shown again", async () => {
+    const { viewer, a, cookie, post } = await signedIn(["* * *"]);
+    const confirm = await a.inject({
+      method: "GET",
+      url: `${LISTS}/shipping/entries/express/remove`,
+      headers: { cookie },
+    });
+    expect(confirm.body).toContain("Remove shipping method express?");
+    expect(confirm.body).toContain("<code>kubectl (Apply)</code>");
+    const seen = /name="seen" value="([^"]+)"/.exec(confirm.body)?.[1]?.replaceAll("&quot;", '"') ?? "";
+    expect(JSON.parse(seen)).toEqual(express);
+    // Changed meanwhile: the test fails, nothing is removed, the confirmation shows it as it is.
+    const changed = JSON.stringify({ ...express, carrier: "ups" });
+    const refused = await post(`${LISTS}/shipping/entries/express/remove`, { seen: changed });
+    expect(refused.statusCode).toBe(409);
+    expect(refused.body).toContain("changed since you confirmed");
+    expect(viewer.platforms.get("default/shop")?.spec.shippingMethods?.length).toBe(2);
+    const removed = await post(`${LISTS}/shipping/entries/express/remove`, { seen });
+    expect(removed.statusCode).toBe(303);
+    expect(viewer.calls.at(-1)).toBe(
+      `json-patch platform default/shop cronscale-dashboard-shipping ${JSON.stringify(removalPatch(shipping, shop(), express))}`,
+    );
+    expect(viewer.platforms.get("default/shop")?.spec.shippingMethods?.map((m) => m.name)).toEqual([
+      "pickup",
+    ]);
+  });
+
+  it("a viewer who may not patch gets no list forms or Remove; a forged removal is the API server's 403", async () => {
+    const { viewer, body, post } = await signedIn([
+      "get scaleplatforms default",
+      "list scaleplatforms default",
+    ]);
+    expect(body).toContain('data-entry="express"');
+    expect(body).not.toContain("Add shipping method");
+    expect(body).not.toContain("Remove…");
+    const forged = await post(`${LISTS}/shipping/entries/express/remove`, { seen: JSON.stringify(express) });
+    expect(forged.statusCode).toBe(403);
+    expect(viewer.platforms.get("default/shop")?.spec.shippingMethods?.length).toBe(2);
   });
 });
