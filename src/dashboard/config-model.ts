@@ -15,7 +15,19 @@ import type { KubeObject } from "../runtime/types.ts";
  */
 export const fieldManager = (group: ConfigGroupDef) => `cronscale-dashboard-${group.id}`;
 
-type Kind = "text" | "email" | "url" | "tel" | "number" | "select" | "checkbox" | "list" | "lines" | "checks";
+type Kind =
+  | "text"
+  | "email"
+  | "url"
+  | "tel"
+  | "number"
+  | "select"
+  | "checkbox"
+  | "list"
+  | "lines"
+  | "checks"
+  /** Key/value pairs, one `key=value` a line (a string map). */
+  | "pairs";
 
 /** One form field: its id (also the form name), label, spec path and how it is typed. */
 export interface ConfigField {
@@ -60,8 +72,8 @@ const f = (
 });
 
 /**
- * The groups the dashboard edits. Payment gateways and shipping methods (lists keyed by name) and
- * webhooks (Add Webhook) are not edited here.
+ * The groups the dashboard edits. Payment gateways and shipping methods (lists keyed by name) are
+ * edited entry by entry (config-lists.ts), webhooks by Add Webhook.
  */
 export const CONFIG_GROUPS: readonly ConfigGroupDef[] = [
   {
@@ -154,14 +166,25 @@ function at(obj: unknown, path: string[]): unknown {
 }
 
 /** The form of a group as the platform's spec has it now. */
-export function formOf(group: ConfigGroupDef, platform: ScalePlatform): ConfigForm {
+export const formOf = (group: ConfigGroupDef, platform: ScalePlatform): ConfigForm =>
+  formOfValue(group, platform.spec);
+
+/** The form of a group's fields read from `value` (the spec, or one entry of a list). */
+export function formOfValue(group: ConfigGroupDef, value: unknown): ConfigForm {
   const form: ConfigForm = {};
   for (const fd of group.fields) {
-    const v = at(platform.spec, fd.path);
+    const v = at(value, fd.path);
     if (fd.kind === "checkbox") form[fd.id] = v === true ? "on" : "";
     else if (fd.kind === "checks") form[fd.id] = Array.isArray(v) ? v.map(String) : [...(fd.options ?? [])];
     else if (fd.kind === "list") form[fd.id] = Array.isArray(v) ? v.join(", ") : "";
     else if (fd.kind === "lines") form[fd.id] = Array.isArray(v) ? v.join("\n") : "";
+    else if (fd.kind === "pairs")
+      form[fd.id] =
+        v && typeof v === "object"
+          ? Object.entries(v)
+              .map(([k, x]) => `${k}=${String(x)}`)
+              .join("\n")
+          : "";
     else form[fd.id] = v === undefined || v === null ? "" : String(v);
   }
   return form;
@@ -194,6 +217,27 @@ function put(obj: Record<string, unknown>, path: string[], value: unknown): void
  * API server's schema judges them and its message is the one shown.
  */
 export function applyOf(group: ConfigGroupDef, platform: ScalePlatform, form: ConfigForm): KubeObject {
+  const spec = valuesOf(group, form);
+  // A checkbox alone does not create its group's object (tax) when it is unchecked.
+  const tax = at(spec, ["localization", "tax"]) as Record<string, unknown> | undefined;
+  if (tax && Object.keys(tax).length === 1 && tax.pricesIncludeTax === false) {
+    const loc = spec.localization as Record<string, unknown>;
+    delete loc.tax;
+    if (Object.keys(loc).length === 0) delete spec.localization;
+  }
+  return applyConfig(platform, spec);
+}
+
+/** An apply configuration: the platform's identity and `spec`. */
+export const applyConfig = (platform: ScalePlatform, spec: Record<string, unknown>): KubeObject => ({
+  apiVersion: API_VERSION,
+  kind: "ScalePlatform",
+  metadata: { name: platform.metadata.name, namespace: platform.metadata.namespace },
+  spec,
+});
+
+/** The group's non-empty fields of a form as an object (paths as the fields name them). */
+export function valuesOf(group: ConfigGroupDef, form: ConfigForm): Record<string, unknown> {
   const spec: Record<string, unknown> = {};
   for (const fd of group.fields) {
     const raw = form[fd.id];
@@ -206,25 +250,24 @@ export function applyOf(group: ConfigGroupDef, platform: ScalePlatform, form: Co
         .map((x) => x.trim())
         .filter(Boolean);
       value = items.length > 0 ? items : undefined;
+    } else if (fd.kind === "pairs") {
+      // A line without "=" is a key with an empty value; the API server judges keys and values.
+      const pairs = String(raw ?? "")
+        .split(/\r?\n/)
+        .map((x) => x.trim())
+        .filter(Boolean)
+        .map((x) => [
+          x.split("=")[0]?.trim() ?? "",
+          x.includes("=") ? x.slice(x.indexOf("=") + 1).trim() : "",
+        ]);
+      value = pairs.length > 0 ? Object.fromEntries(pairs) : undefined;
     } else {
       const s = String(raw ?? "").trim();
       value = s === "" ? undefined : fd.kind === "number" && /^[0-9]+$/.test(s) ? Number(s) : s;
     }
     if (value !== undefined) put(spec, fd.path, value);
   }
-  // A checkbox alone does not create its group's object (tax) when it is unchecked.
-  const tax = at(spec, ["localization", "tax"]) as Record<string, unknown> | undefined;
-  if (tax && Object.keys(tax).length === 1 && tax.pricesIncludeTax === false) {
-    const loc = spec.localization as Record<string, unknown>;
-    delete loc.tax;
-    if (Object.keys(loc).length === 0) delete spec.localization;
-  }
-  return {
-    apiVersion: API_VERSION,
-    kind: "ScalePlatform",
-    metadata: { name: platform.metadata.name, namespace: platform.metadata.namespace },
-    spec,
-  };
+  return spec;
 }
 
 /** The form field an API path names ("spec.store.contactEmail", ".spec.security.adminAllowedCIDRs[0]"). */
@@ -247,7 +290,11 @@ export interface ApplyConflict {
 }
 
 /** The conflicts of a refused apply (409 with FieldManagerConflict causes), by form field. */
-export function conflictsOf(group: ConfigGroupDef, err: unknown): ApplyConflict | undefined {
+export function conflictsOf(
+  group: ConfigGroupDef,
+  err: unknown,
+  fieldOf: (path: string) => string = (path) => configFieldOf(group, path),
+): ApplyConflict | undefined {
   if (!(err instanceof ApiError) || err.statusCode !== 409) return undefined;
   const causes =
     (
@@ -260,7 +307,7 @@ export function conflictsOf(group: ConfigGroupDef, err: unknown): ApplyConflict 
   const out: ApplyConflict = { fields: {}, general: [] };
   for (const c of conflicts) {
     const text = `Last set by another manager (${c.message ?? "unknown"}); saving anyway makes the dashboard its manager.`;
-    const id = configFieldOf(group, c.field ?? "");
+    const id = fieldOf(c.field ?? "");
     if (id) out.fields[id] = [...(out.fields[id] ?? []), text];
     else out.general.push(`${c.field}: ${text}`);
   }

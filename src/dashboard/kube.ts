@@ -11,6 +11,7 @@ import type { TaskExecution } from "../api/v1alpha1/taskexecution.ts";
 import { ApiError } from "../runtime/errors.ts";
 import { KubeTransport } from "../runtime/rest.ts";
 import type { KubeObject } from "../runtime/types.ts";
+import { retryingTransport } from "./retry-after.ts";
 
 // The dashboard talks to the API server only as the viewer: every request below carries the
 // viewer's bearer token, so the API server's authentication, RBAC and the CRDs' validation apply
@@ -98,6 +99,8 @@ export interface ViewerApi {
     config: KubeObject,
     opts: { manager: string; dryRun: boolean; force: boolean },
   ): Promise<ScalePlatform>;
+  /** A JSON patch (RFC 6902) as the viewer, recorded under field manager `manager`. */
+  jsonPatchPlatform(namespace: string, name: string, ops: unknown[], manager: string): Promise<ScalePlatform>;
   /** Follows one platform: `onChange` gets each new version until `signal` aborts or the watch ends. */
   watchPlatform(
     namespace: string,
@@ -154,7 +157,7 @@ export class KubeViewerApi implements ViewerApi {
   private readonly kc: KubeConfig;
   constructor(base: KubeConfig, viewer: string | KubeConfig) {
     this.kc = typeof viewer === "string" ? viewerKubeConfig(base, viewer) : viewer;
-    this.t = KubeTransport.create(this.kc);
+    this.t = retryingTransport(KubeTransport.create(this.kc));
   }
 
   async whoAmI(): Promise<UserInfo> {
@@ -354,6 +357,19 @@ export class KubeViewerApi implements ViewerApi {
         dryRun: opts.dryRun ? "All" : undefined,
         fieldValidation: "Strict",
       },
+    });
+  }
+
+  jsonPatchPlatform(
+    namespace: string,
+    name: string,
+    ops: unknown[],
+    manager: string,
+  ): Promise<ScalePlatform> {
+    return this.t.request("PATCH", `${TASKS}/namespaces/${ns(namespace)}/scaleplatforms/${ns(name)}`, {
+      body: ops,
+      contentType: "application/json-patch+json",
+      query: { fieldManager: manager },
     });
   }
 

@@ -8,6 +8,7 @@ import {
   fieldManager,
   formFromBody,
 } from "./config-model.ts";
+import { registerConfigListRoutes } from "./routes-config-lists.ts";
 import type { Ctx } from "./server.ts";
 import type { Session } from "./sessions.ts";
 import { openEventStream } from "./sse.ts";
@@ -43,6 +44,7 @@ type PageFn = (
 const viewer = (s: Session) => s.api as NonNullable<Session["api"]>;
 
 export function registerConfigRoutes(app: FastifyInstance, ctx: Ctx, page: PageFn): void {
+  registerConfigListRoutes(app, ctx, page);
   app.post(`${PLATFORMS_PATH}/:ns/:name/config/:group`, async (req, reply) => {
     const s = req.session as Session;
     const { ns, name, group } = req.params as Params;

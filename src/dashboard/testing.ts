@@ -270,6 +270,21 @@ export class FakeViewerApi implements ViewerApi {
     if (!opts.dryRun) this.setPlatform(next);
     return next;
   }
+  /** Only what the dashboard sends: `test` an entry of a spec list, then `remove` it. */
+  async jsonPatchPlatform(namespace: string, name: string, ops: unknown[], manager: string) {
+    this.check("patch", "scaleplatforms", namespace);
+    const p = structuredClone(await this.getPlatform(namespace, name));
+    for (const op of ops as { op: string; path: string; value?: unknown }[]) {
+      const [, , key = "", i = ""] = op.path.split("/");
+      const list = (p.spec as unknown as Record<string, unknown[] | undefined>)[key] ?? [];
+      if (op.op === "test" && JSON.stringify(list[Number(i)]) !== JSON.stringify(op.value))
+        throw new ApiError(422, "Invalid", `the test operation (${op.path}) failed`);
+      if (op.op === "remove") list.splice(Number(i), 1);
+    }
+    this.calls.push(`json-patch platform ${namespace}/${name} ${manager} ${JSON.stringify(ops)}`);
+    this.setPlatform(p);
+    return p;
+  }
   async watchPlatform(
     namespace: string,
     name: string,
