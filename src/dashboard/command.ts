@@ -10,22 +10,26 @@ import { type ProxyAuthSettings, proxyAuthSettingsFrom } from "./auth-proxy.ts";
 import { ImpersonatingKubeConfig } from "./auth-proxy-kube.ts";
 import { KubeViewerApi } from "./kube.ts";
 import { createDashboard } from "./server.ts";
+import { platformLists } from "./shared-read.ts";
 import { SharedTaskCache, TASK_TYPE } from "./task-cache.ts";
 import { SIGN_IN_PATH, TASKS_PATH } from "./views/layout.ts";
 
-const USAGE = `usage: cronscale dashboard [--listen HOST:PORT] [--kubeconfig PATH] [--namespaces a,b] [--no-task-cache]
+const USAGE = `usage: cronscale dashboard [--listen HOST:PORT] [--kubeconfig PATH] [--namespaces a,b] [--no-task-cache] [--no-platform-cache]
                            [--oidc-issuer-url URL --oidc-client-id ID --oidc-redirect-url URL ...]
                            [--tls-cert-file PEM --tls-key-file PEM] [--auth-proxy-client-ca-file PEM ...]
 
 Serves the web dashboard. Viewers sign in with a Kubernetes bearer token; every action runs with
 that token, so the API server's authentication and RBAC decide what each viewer may do. The
 dashboard's own kubeconfig (or in-cluster ServiceAccount) names the API server and its CA, and
-reads the task lists shared by all viewers (each viewer's right to list them is checked first).
+reads the task, platform, backup and restore lists shared by all viewers (each viewer's right
+to list them is checked first).
 
   --listen       address to listen on (default 127.0.0.1:8090; in a pod: 0.0.0.0:8090)
   --kubeconfig   kubeconfig naming the API server (default: KUBECONFIG, in-cluster, ~/.kube/config)
   --namespaces   namespaces offered to viewers who may not list namespaces (comma-separated)
   --no-task-cache  read every task list with the viewer's own LIST instead of a shared watched copy
+  --no-platform-cache  read the platforms, backups and restores lists with the viewer's own LIST
+                 (and follow them live with the viewer's own WATCH) instead of shared watched copies
   --log-level    info (default), debug, warn, error
 
 OpenID Connect sign-in (optional; the API server must trust the same issuer with the client id as
@@ -73,6 +77,7 @@ export async function dashboardCommand(argv: string[], io: CliIO): Promise<numbe
         namespaces: { type: "string", default: process.env.CRONSCALE_DASHBOARD_NAMESPACES ?? "" },
         "log-level": { type: "string", default: "info" },
         "task-cache": { type: "boolean", default: true },
+        "platform-cache": { type: "boolean", default: true },
         ...envFlags("oidc", [
           "issuer-url",
           "client-id",
@@ -150,15 +155,19 @@ export async function dashboardCommand(argv: string[], io: CliIO): Promise<numbe
     .split(",")
     .map((s) => s.trim())
     .filter(Boolean);
-  // The shared task lists are read as the dashboard itself (see task-cache.ts).
+  // The shared lists are read as the dashboard itself (see list-cache.ts).
   const transport = KubeTransport.create(kc);
   const taskCache = values["task-cache"]
     ? new SharedTaskCache({ log, sourceFor: (ns) => new KubeListWatch(transport, TASK_TYPE, ns) })
+    : undefined;
+  const lists = values["platform-cache"]
+    ? platformLists((type, ns) => new KubeListWatch(transport, type, ns), log)
     : undefined;
   const app = await createDashboard({
     log,
     namespaces,
     taskCache,
+    platformLists: lists,
     oidc,
     viewerApi: (token) => new KubeViewerApi(kc, token),
     tls,
@@ -181,6 +190,7 @@ export async function dashboardCommand(argv: string[], io: CliIO): Promise<numbe
   });
   await app.close();
   await taskCache?.stop();
+  await lists?.stop();
   return 0;
 }
 

@@ -13,6 +13,7 @@ import { registerBackupRoutes } from "./routes-backups.ts";
 import { registerPlatformRoutes } from "./routes-platforms.ts";
 import { registerTaskRoutes } from "./routes-tasks.ts";
 import { csrfMatches, type Session, SessionStore, sameOrigin } from "./sessions.ts";
+import type { PlatformLists } from "./shared-read.ts";
 import type { TaskCache } from "./task-cache.ts";
 import { renderPage, type VNode } from "./views/html.ts";
 import { BASE, ErrorBody, Layout, SIGN_IN_PATH, SIGN_OUT_PATH, TASKS_PATH } from "./views/layout.ts";
@@ -32,6 +33,12 @@ export interface DashboardOptions {
    * review allows that viewer to list tasks in the namespace. Without it each list is the viewer's own LIST.
    */
   taskCache?: TaskCache;
+  /**
+   * The platforms, backups and restores lists shared by all viewers (shared-read.ts), shown to a
+   * viewer only after an access review allows it; their live pages follow these lists. Without
+   * it each list is the viewer's own LIST and each live page the viewer's own WATCH.
+   */
+  platformLists?: PlatformLists;
   /** OpenID Connect sign-in (auth-oidc.ts); without it only token sign-in is offered. */
   oidc?: OidcSignIn;
   /** Refresh an OIDC viewer's ID token when less than this is left of it (default 60 s). */

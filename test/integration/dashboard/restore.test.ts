@@ -3,9 +3,6 @@ import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ScalePlatform } from "../../../src/api/v1alpha1/scaleplatform.ts";
 import type { ScalePlatformRestore } from "../../../src/api/v1alpha1/scaleplatformrestore.ts";
-import { KubeViewerApi } from "../../../src/dashboard/kube.ts";
-import { createDashboard } from "../../../src/dashboard/server.ts";
-import { silentLogger } from "../../../src/log.ts";
 import {
   launchChromium,
   newContext,
@@ -13,11 +10,11 @@ import {
   seriousA11yViolations,
   type TestBrowser,
 } from "../../support/browser.ts";
-import { kubeConfig, kubectl, useNamespace, waitFor } from "../../support/cluster.ts";
+import { kubectl, useNamespace, waitFor } from "../../support/cluster.ts";
 import { skipReason } from "../addons/support.ts";
 import { applyPlatform, createS3Secret, getPlatform, s3Repository } from "../scaleplatform/helpers.ts";
 import { usePlatformOperator, viaIngress } from "../scaleplatform/operator.ts";
-import { createViewers, phoneOverflow } from "./helpers.ts";
+import { createViewers, phoneOverflow, startDashboard } from "./helpers.ts";
 
 // The Recovery section in Chromium against the real platform: the operator (in this process)
 // runs PostgreSQL with pgBackRest into the S3 add-on, and the first backup lands. A viewer who
@@ -52,14 +49,7 @@ describe.skipIf(reason)("platform recovery in Chromium against the real operator
     });
     expect(applied.code, applied.stderr).toBe(0);
     // Meanwhile: the dashboard, the browser, then the viewers with their tokens.
-    const kc = kubeConfig();
-    app = await createDashboard({
-      log: silentLogger(),
-      namespaces: [ns.name],
-      viewerApi: (t) => new KubeViewerApi(kc, t),
-      usageRefreshSeconds: 3,
-    });
-    base = (await app.listen({ host: "127.0.0.1", port: 0 })).replace("127.0.0.1", "localhost");
+    ({ app, base } = await startDashboard([ns.name], { usageRefreshSeconds: 3 }));
     chromium = await launchChromium();
     Object.assign(
       tokens,
