@@ -40,6 +40,9 @@ audience, since the viewer's ID token is the bearer of every request):
                              (or env CRONSCALE_DASHBOARD_OIDC_CLIENT_SECRET; neither: a public client)
   --oidc-redirect-url        public URL of /dashboard/sign-in/oidc/callback, registered at the provider
                                                                  env CRONSCALE_DASHBOARD_OIDC_REDIRECT_URL
+  --oidc-post-logout-redirect-url  where the provider sends the browser after sign-out there,
+                             registered at the provider (default: this dashboard's /dashboard/sign-in
+                             on the redirect URL's origin)  env CRONSCALE_DASHBOARD_OIDC_POST_LOGOUT_REDIRECT_URL
   --oidc-scopes              default "openid profile email"; add offline_access where the provider
                              needs it for a refresh token        env CRONSCALE_DASHBOARD_OIDC_SCOPES
   --oidc-name                shown as "Sign in with NAME" (default: the issuer's host)
@@ -83,6 +86,7 @@ export async function dashboardCommand(argv: string[], io: CliIO): Promise<numbe
           "client-id",
           "client-secret-file",
           "redirect-url",
+          "post-logout-redirect-url",
           "scopes",
           "name",
           "ca-file",
@@ -125,6 +129,7 @@ export async function dashboardCommand(argv: string[], io: CliIO): Promise<numbe
       clientSecretFile: str("oidc-client-secret-file"),
       scopes: str("oidc-scopes"),
       redirectUrl: str("oidc-redirect-url"),
+      postLogoutRedirectUrl: str("oidc-post-logout-redirect-url"),
       name: str("oidc-name"),
       caFile: str("oidc-ca-file"),
     });

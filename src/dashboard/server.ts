@@ -268,9 +268,15 @@ export async function createDashboard(opts: DashboardOptions): Promise<FastifyIn
   });
 
   app.post(SIGN_OUT_PATH, async (req, reply) => {
-    if (req.session) sessions.destroy(req.session.id);
+    const s = req.session;
+    if (s) sessions.destroy(s.id);
     reply.clearCookie(SESSION_COOKIE, { path: BASE, httpOnly: true, secure: true, sameSite: "strict" });
-    return reply.redirect(SIGN_IN_PATH, 303);
+    // Signed in through the OpenID provider: its session is ended too (RP-initiated logout), so
+    // the next sign-in asks for the provider's login again instead of passing straight through.
+    const idToken = s?.oidc?.idToken;
+    const endAt = idToken && (await opts.oidc?.endSessionUrl(idToken));
+    req.log.info({ user: s?.user?.username, atProvider: Boolean(endAt) }, "signed out");
+    return reply.redirect(endAt || SIGN_IN_PATH, 303);
   });
 
   registerTaskRoutes(app, ctx);
