@@ -7,6 +7,7 @@ import { ApiError } from "../runtime/errors.ts";
 import { FakeKubeClient } from "../runtime/fake-client.ts";
 import { FakeListWatch } from "../runtime/fake-listwatch.ts";
 import { createDashboard } from "./server.ts";
+import { SessionStore } from "./sessions.ts";
 import { platformLists } from "./shared-read.ts";
 import { FakeViewerApi, injectSignIn } from "./testing.ts";
 
@@ -120,7 +121,13 @@ describe("shared platform lists", () => {
       { username: "r", groups: [] },
       new Set(["list scaleplatforms default"]),
     );
-    const app = await createDashboard({ log: silentLogger(), viewerApi: () => reader, platformLists: lists });
+    const sessions = new SessionStore();
+    const app = await createDashboard({
+      log: silentLogger(),
+      viewerApi: () => reader,
+      platformLists: lists,
+      sessions,
+    });
     stop.push(() => app.close(), lists.stop);
     const { cookie } = await injectSignIn(app, "r", `${PLATFORMS}?namespace=default`);
     const base = await app.listen({ host: "127.0.0.1", port: 0 });
@@ -138,8 +145,23 @@ describe("shared platform lists", () => {
     await client.create(platform("later"));
     await until('data-platform="later"');
     expect(text).toContain("event: platforms");
-    abort.abort();
     expect(reader.lists).toBe(0);
+
+    // Access revoked (and the session's cached answer gone): the next change is refused and the
+    // stream ends, with nothing of the list sent.
+    reader.allow.delete("list scaleplatforms default");
+    sessions.get(cookie.split("=")[1])?.access?.clear();
+    text = "";
+    await client.create(platform("after-revoke"));
+    let done = false;
+    while (!done) {
+      const r = await reader$.read();
+      done = r.done;
+      text += new TextDecoder().decode(r.value);
+    }
+    expect(text).toContain("event: error\ndata: 403");
+    expect(text).not.toContain("after-revoke");
+    abort.abort();
   });
 
   it("serves a platform's backups from the shared list; falls back to the viewer's LIST where the dashboard may not list", async () => {

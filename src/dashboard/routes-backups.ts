@@ -156,7 +156,7 @@ export function registerBackupRoutes(app: FastifyInstance, ctx: Ctx): void {
             renderFragment(ManualBackups({ platform, backups, session: s, canCancel: cancel })),
           );
       } catch (err) {
-        send("error", err instanceof ApiError ? `${err.statusCode}` : "error");
+        stream.fail(err);
       }
     };
     try {

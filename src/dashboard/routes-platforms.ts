@@ -234,7 +234,7 @@ export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
         const platforms = (await sharedList(s, cache, "scaleplatforms", ns)) ?? [];
         if (!stream.signal.aborted) stream.send("platforms", renderFragment(PlatformCards({ platforms })));
       } catch (err) {
-        stream.send("error", err instanceof ApiError ? `${err.statusCode}` : "error");
+        stream.fail(err);
       }
     });
     stream.end();
@@ -324,7 +324,7 @@ export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
         sent = p.metadata.resourceVersion;
         send("steps", renderFragment(Steps({ platform: p })));
       } catch (err) {
-        send("error", err instanceof ApiError ? `${err.statusCode}` : "error");
+        stream.fail(err);
       }
     };
     try {

@@ -235,7 +235,7 @@ export function registerRestoreRoutes(app: FastifyInstance, ctx: Ctx, page: Page
             ),
           );
       } catch (err) {
-        stream.send("error", err instanceof ApiError ? `${err.statusCode}` : "error");
+        stream.fail(err);
       }
     };
     try {
