@@ -64,6 +64,21 @@ describe("dashboard: OIDC settings", () => {
     );
   });
 
+  it("take the post-logout redirect URL as given, else none (the sign-in page on the redirect URL's origin)", async () => {
+    const base = {
+      issuerUrl: DEAD_ISSUER,
+      clientId: "c",
+      redirectUrl: `${ORIGIN}/dashboard/sign-in/oidc/callback`,
+    };
+    expect(oidcSettingsFrom(base)?.postLogoutRedirectUrl).toBeUndefined();
+    expect(
+      oidcSettingsFrom({ ...base, postLogoutRedirectUrl: `${ORIGIN}/dashboard/sign-in` })
+        ?.postLogoutRedirectUrl,
+    ).toBe(`${ORIGIN}/dashboard/sign-in`);
+    // The provider cannot be reached: no end-session URL, the dashboard's sign-out only.
+    expect(await oidc().endSessionUrl("id")).toBeUndefined();
+  });
+
   it("read the client secret from its file, split the scopes and name the provider by its host", () => {
     const dir = mkdtempSync(join(tmpdir(), "oidc-"));
     writeFileSync(join(dir, "secret"), "s3cret\n");
@@ -148,5 +163,30 @@ describe("dashboard: OIDC sign-in", () => {
     expect(sessions.get(id)).toBeUndefined();
     const again = await a.inject({ method: "GET", url: String(out.headers.location) });
     expect(again.body).toContain("the identity provider did not renew it");
+  });
+
+  it("signs an OIDC viewer out of the dashboard even when the provider's end-session endpoint cannot be reached", async () => {
+    const sessions = new SessionStore(undefined, () => NOW.getTime());
+    const a = await start(sessions);
+    const form = await a.inject({ method: "GET", url: "/dashboard/sign-in" });
+    const signed = await a.inject({
+      method: "POST",
+      url: "/dashboard/sign-in",
+      headers: { cookie: cookieOf(form), origin: ORIGIN, host: "dash.test" },
+      payload: { _csrf: csrfOf(form.body), token: TOKEN },
+    });
+    const cookie = cookieOf(signed);
+    const s = sessions.get(cookie.split("=")[1]);
+    if (!s) throw new Error("no session");
+    s.oidc = { idToken: "id", refreshToken: "refresh", expiresAt: NOW.getTime() + 5 * 60_000 };
+    const out = await a.inject({
+      method: "POST",
+      url: "/dashboard/sign-out",
+      headers: { cookie, origin: ORIGIN, host: "dash.test" },
+      payload: { _csrf: s.csrf },
+    });
+    expect(out.statusCode).toBe(303);
+    expect(out.headers.location).toBe("/dashboard/sign-in");
+    expect(sessions.get(s.id)).toBeUndefined();
   });
 });

@@ -20,6 +20,12 @@ export interface OidcSettings {
   scopes: string[];
   /** The public URL of `/dashboard/sign-in/oidc/callback`, registered at the provider. */
   redirectUrl: string;
+  /**
+   * Where the provider sends the browser after signing the viewer out there (RP-initiated logout),
+   * registered at the provider as a post-logout redirect URI; default: the sign-in page, on the
+   * origin of `redirectUrl`.
+   */
+  postLogoutRedirectUrl?: string;
   /** Shown as "Sign in with <name>". */
   name: string;
   /** PEM of CAs to trust for the provider's TLS instead of the system's (a private issuer). */
@@ -54,6 +60,7 @@ export class OidcSignIn {
   readonly settings: OidcSettings;
   private config?: Promise<client.Configuration>;
   private authorizationOrigin?: string;
+  private endSessionOrigin?: string;
   private readonly pending = new Map<string, Pending>();
   private readonly now: () => number;
 
@@ -79,8 +86,9 @@ export class OidcSignIn {
       this.config = client.discovery(new URL(s.issuerUrl), s.clientId, undefined, auth, options);
       this.config.then(
         (c) => {
-          const endpoint = c.serverMetadata().authorization_endpoint;
-          if (endpoint) this.authorizationOrigin = new URL(endpoint).origin;
+          const { authorization_endpoint: auth, end_session_endpoint: end } = c.serverMetadata();
+          if (auth) this.authorizationOrigin = new URL(auth).origin;
+          if (end) this.endSessionOrigin = new URL(end).origin;
         },
         () => {
           this.config = undefined;
@@ -96,12 +104,34 @@ export class OidcSignIn {
   }
 
   /**
-   * Origins the sign-in form may lead to, for the page's CSP `form-action` (browsers apply it to
-   * the redirect that follows the form's POST too): the issuer's and its authorization endpoint's.
+   * Origins the sign-in and sign-out forms may lead to, for the page's CSP `form-action` (browsers
+   * apply it to the redirect that follows the form's POST too): the issuer's, its authorization
+   * endpoint's and its end-session endpoint's.
    */
   formActionOrigins(): string[] {
     const issuer = new URL(this.settings.issuerUrl).origin;
-    return [...new Set([issuer, this.authorizationOrigin ?? issuer])];
+    return [...new Set([issuer, this.authorizationOrigin ?? issuer, this.endSessionOrigin ?? issuer])];
+  }
+
+  /**
+   * Where to send the browser to end the viewer's session at the provider too (RP-initiated
+   * logout: the provider's `end_session_endpoint` with `id_token_hint`, `client_id` and
+   * `post_logout_redirect_uri`); undefined when the provider advertises no such endpoint, or
+   * cannot be reached (the dashboard's own session is ended either way).
+   */
+  async endSessionUrl(idToken: string): Promise<string | undefined> {
+    let config: client.Configuration;
+    try {
+      config = await this.configuration();
+    } catch {
+      return undefined;
+    }
+    if (!config.serverMetadata().end_session_endpoint) return undefined;
+    return client.buildEndSessionUrl(config, {
+      id_token_hint: idToken,
+      post_logout_redirect_uri:
+        this.settings.postLogoutRedirectUrl ?? new URL("/dashboard/sign-in", this.settings.redirectUrl).href,
+    }).href;
   }
 
   /**
@@ -204,6 +234,7 @@ export function oidcSettingsFrom(v: {
   clientSecretFile?: string;
   scopes?: string;
   redirectUrl?: string;
+  postLogoutRedirectUrl?: string;
   name?: string;
   caFile?: string;
 }): OidcSettings | undefined {
@@ -221,6 +252,7 @@ export function oidcSettingsFrom(v: {
     clientSecret: secret || undefined,
     scopes: (v.scopes || "openid profile email").split(/[\s,]+/).filter(Boolean),
     redirectUrl: new URL(need(v.redirectUrl, "oidc-redirect-url")).href,
+    postLogoutRedirectUrl: v.postLogoutRedirectUrl ? new URL(v.postLogoutRedirectUrl).href : undefined,
     name: v.name || issuer.host,
     caPem: v.caFile ? readFileSync(v.caFile, "utf8") : undefined,
   };

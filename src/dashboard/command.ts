@@ -10,22 +10,26 @@ import { type ProxyAuthSettings, proxyAuthSettingsFrom } from "./auth-proxy.ts";
 import { ImpersonatingKubeConfig } from "./auth-proxy-kube.ts";
 import { KubeViewerApi } from "./kube.ts";
 import { createDashboard } from "./server.ts";
+import { platformLists } from "./shared-read.ts";
 import { SharedTaskCache, TASK_TYPE } from "./task-cache.ts";
 import { SIGN_IN_PATH, TASKS_PATH } from "./views/layout.ts";
 
-const USAGE = `usage: cronscale dashboard [--listen HOST:PORT] [--kubeconfig PATH] [--namespaces a,b] [--no-task-cache]
+const USAGE = `usage: cronscale dashboard [--listen HOST:PORT] [--kubeconfig PATH] [--namespaces a,b] [--no-task-cache] [--no-platform-cache]
                            [--oidc-issuer-url URL --oidc-client-id ID --oidc-redirect-url URL ...]
                            [--tls-cert-file PEM --tls-key-file PEM] [--auth-proxy-client-ca-file PEM ...]
 
 Serves the web dashboard. Viewers sign in with a Kubernetes bearer token; every action runs with
 that token, so the API server's authentication and RBAC decide what each viewer may do. The
 dashboard's own kubeconfig (or in-cluster ServiceAccount) names the API server and its CA, and
-reads the task lists shared by all viewers (each viewer's right to list them is checked first).
+reads the task, platform, backup and restore lists shared by all viewers (each viewer's right
+to list them is checked first).
 
   --listen       address to listen on (default 127.0.0.1:8090; in a pod: 0.0.0.0:8090)
   --kubeconfig   kubeconfig naming the API server (default: KUBECONFIG, in-cluster, ~/.kube/config)
   --namespaces   namespaces offered to viewers who may not list namespaces (comma-separated)
   --no-task-cache  read every task list with the viewer's own LIST instead of a shared watched copy
+  --no-platform-cache  read the platforms, backups and restores lists with the viewer's own LIST
+                 (and follow them live with the viewer's own WATCH) instead of shared watched copies
   --log-level    info (default), debug, warn, error
 
 OpenID Connect sign-in (optional; the API server must trust the same issuer with the client id as
@@ -36,6 +40,9 @@ audience, since the viewer's ID token is the bearer of every request):
                              (or env CRONSCALE_DASHBOARD_OIDC_CLIENT_SECRET; neither: a public client)
   --oidc-redirect-url        public URL of /dashboard/sign-in/oidc/callback, registered at the provider
                                                                  env CRONSCALE_DASHBOARD_OIDC_REDIRECT_URL
+  --oidc-post-logout-redirect-url  where the provider sends the browser after sign-out there,
+                             registered at the provider (default: this dashboard's /dashboard/sign-in
+                             on the redirect URL's origin)  env CRONSCALE_DASHBOARD_OIDC_POST_LOGOUT_REDIRECT_URL
   --oidc-scopes              default "openid profile email"; add offline_access where the provider
                              needs it for a refresh token        env CRONSCALE_DASHBOARD_OIDC_SCOPES
   --oidc-name                shown as "Sign in with NAME" (default: the issuer's host)
@@ -73,11 +80,13 @@ export async function dashboardCommand(argv: string[], io: CliIO): Promise<numbe
         namespaces: { type: "string", default: process.env.CRONSCALE_DASHBOARD_NAMESPACES ?? "" },
         "log-level": { type: "string", default: "info" },
         "task-cache": { type: "boolean", default: true },
+        "platform-cache": { type: "boolean", default: true },
         ...envFlags("oidc", [
           "issuer-url",
           "client-id",
           "client-secret-file",
           "redirect-url",
+          "post-logout-redirect-url",
           "scopes",
           "name",
           "ca-file",
@@ -120,6 +129,7 @@ export async function dashboardCommand(argv: string[], io: CliIO): Promise<numbe
       clientSecretFile: str("oidc-client-secret-file"),
       scopes: str("oidc-scopes"),
       redirectUrl: str("oidc-redirect-url"),
+      postLogoutRedirectUrl: str("oidc-post-logout-redirect-url"),
       name: str("oidc-name"),
       caFile: str("oidc-ca-file"),
     });
@@ -150,15 +160,19 @@ export async function dashboardCommand(argv: string[], io: CliIO): Promise<numbe
     .split(",")
     .map((s) => s.trim())
     .filter(Boolean);
-  // The shared task lists are read as the dashboard itself (see task-cache.ts).
+  // The shared lists are read as the dashboard itself (see list-cache.ts).
   const transport = KubeTransport.create(kc);
   const taskCache = values["task-cache"]
     ? new SharedTaskCache({ log, sourceFor: (ns) => new KubeListWatch(transport, TASK_TYPE, ns) })
+    : undefined;
+  const lists = values["platform-cache"]
+    ? platformLists((type, ns) => new KubeListWatch(transport, type, ns), log)
     : undefined;
   const app = await createDashboard({
     log,
     namespaces,
     taskCache,
+    platformLists: lists,
     oidc,
     viewerApi: (token) => new KubeViewerApi(kc, token),
     tls,
@@ -181,6 +195,7 @@ export async function dashboardCommand(argv: string[], io: CliIO): Promise<numbe
   });
   await app.close();
   await taskCache?.stop();
+  await lists?.stop();
   return 0;
 }
 

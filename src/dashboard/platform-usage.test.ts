@@ -110,7 +110,7 @@ describe("dashboard: platform usage and performance", () => {
     expect(figure(again, "request-rate")).toBe("2.00 requests/s");
     expect(figure(again, "response-time")).toBe("20.0 ms"); // (39 × 10 ms + 410 ms) / 40
     expect(figure(again, "error-rate")).toBe("2.50 % answered 5xx");
-    expect(figure(again, "cache-hit-rate")).toBe("97.5 % of product reads");
+    expect(figure(again, "cache-hit-rate")).toBe("97.5 % of API product reads");
     expect(figure(again, "network")).toBe("2.0 KiB/s in, 0 B/s out");
   });
 
@@ -147,9 +147,10 @@ describe("dashboard: platform usage and performance", () => {
     let text = "";
     a.serve(3, 200, 0.02, "hit");
     await expose(viewer, { a });
-    while (!text.includes("of product reads")) text += new TextDecoder().decode((await reader.read()).value);
+    while (!text.includes("of API product reads"))
+      text += new TextDecoder().decode((await reader.read()).value);
     expect(text).toMatch(/event: usage\ndata: /);
-    expect(text).toContain("100.0 % of product reads");
+    expect(text).toContain("100.0 % of API product reads");
     abort.abort();
   });
 });

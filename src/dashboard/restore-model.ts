@@ -95,7 +95,7 @@ export function restoreFieldOf(path: string): string {
 }
 
 /** The restores of one platform, newest first. */
-export function restoresOf(all: ScalePlatformRestore[], platform: string): ScalePlatformRestore[] {
+export function restoresOf(all: readonly ScalePlatformRestore[], platform: string): ScalePlatformRestore[] {
   return all
     .filter((r) => r.spec.platformName === platform)
     .sort((a, b) => (b.metadata.creationTimestamp ?? "").localeCompare(a.metadata.creationTimestamp ?? ""));

@@ -12,6 +12,7 @@ import {
 } from "./routes-restore.ts";
 import type { Ctx } from "./server.ts";
 import type { Session } from "./sessions.ts";
+import { followShared, livePlatform, sharedList } from "./shared-read.ts";
 import { openEventStream } from "./sse.ts";
 import { renderFragment } from "./views/html.ts";
 import { PLATFORMS_PATH } from "./views/layout.ts";
@@ -31,7 +32,8 @@ export function registerBackupRoutes(app: FastifyInstance, ctx: Ctx): void {
   /** The viewer's on-demand backups of the platform; undefined when the viewer may not list them. */
   async function manual(s: Session, ns: string, name: string): Promise<ScalePlatformBackup[] | undefined> {
     try {
-      return backupsOf(await viewer(s).listPlatformBackups(ns), name);
+      const shared = await sharedList(s, ctx.opts.platformLists?.backups, "scaleplatformbackups", ns);
+      return backupsOf(shared ?? (await viewer(s).listPlatformBackups(ns)), name);
     } catch (err) {
       if (err instanceof ApiError && err.statusCode === 403) return undefined;
       throw err;
@@ -52,7 +54,7 @@ export function registerBackupRoutes(app: FastifyInstance, ctx: Ctx): void {
       manual(s, ns, name),
       allowed(s, "create", "scaleplatformbackups", ns),
       allowed(s, "delete", "scaleplatformbackups", ns),
-      recoveryData(s, ns, name),
+      recoveryData(s, ctx.opts.platformLists, ns, name),
     ]);
     const flash = s.flash;
     s.flash = undefined;
@@ -130,20 +132,21 @@ export function registerBackupRoutes(app: FastifyInstance, ctx: Ctx): void {
     }
   });
 
-  // Server-Sent Events: the on-demand backups, rendered, after each change in the namespace.
+  // Server-Sent Events: the on-demand backups, rendered, after each change in the namespace: from
+  // the shared lists when the namespace is cached, else after each event of a watch as the viewer.
   app.get(`${ROUTE}/events`, async (req, reply) => {
     const s = req.session as Session;
     const { ns, name } = req.params as Params;
     const stream = openEventStream(req, reply);
     const { send } = stream;
-    // Changes come in bursts (status writes of a running backup): one render per 200 ms at most,
-    // each from a fresh list and platform read as the viewer.
+    const lists = ctx.opts.platformLists;
+    // Changes come in bursts (status writes of a running backup): one render per 200 ms at most.
     let timer: NodeJS.Timeout | undefined;
     const render = async () => {
       timer = undefined;
       try {
         const [platform, backups, cancel] = await Promise.all([
-          viewer(s).getPlatform(ns, name),
+          livePlatform(s, lists, ns, name),
           manual(s, ns, name),
           allowed(s, "delete", "scaleplatformbackups", ns),
         ]);
@@ -153,17 +156,18 @@ export function registerBackupRoutes(app: FastifyInstance, ctx: Ctx): void {
             renderFragment(ManualBackups({ platform, backups, session: s, canCancel: cancel })),
           );
       } catch (err) {
-        send("error", err instanceof ApiError ? `${err.statusCode}` : "error");
+        stream.fail(err);
       }
     };
     try {
-      await viewer(s).watchPlatformBackups(
-        ns,
-        () => {
-          timer ??= setTimeout(render, 200);
-        },
-        stream.signal,
-      );
+      if (!(await followShared(lists?.backups, ns, stream.signal, render)))
+        await viewer(s).watchPlatformBackups(
+          ns,
+          () => {
+            timer ??= setTimeout(render, 200);
+          },
+          stream.signal,
+        );
     } catch (err) {
       send("error", err instanceof ApiError ? `${err.statusCode}` : "error");
     } finally {

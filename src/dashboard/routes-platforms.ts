@@ -8,6 +8,7 @@ import { registerConfigRoutes } from "./routes-config.ts";
 import { registerUsageRoutes } from "./routes-usage.ts";
 import type { Ctx } from "./server.ts";
 import type { Session } from "./sessions.ts";
+import { followShared, sharedList } from "./shared-read.ts";
 import { openEventStream } from "./sse.ts";
 import { apiErrorsByField } from "./task-model.ts";
 import { renderFragment } from "./views/html.ts";
@@ -17,6 +18,7 @@ import {
   CREDENTIAL_ROWS,
   type DeployForm,
   DeployPage,
+  PlatformCards,
   PlatformsPage,
   ProgressPage,
   Steps,
@@ -195,20 +197,47 @@ export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
         (req.query as Q).namespace,
         "scaleplatforms",
       );
-      const [platforms, canCreate] = await Promise.all([
-        viewer(s).listPlatforms(ns),
+      const lists = ctx.opts.platformLists;
+      const [shared, canCreate] = await Promise.all([
+        sharedList(s, lists?.platforms, "scaleplatforms", ns),
         allowed(s, "create", "scaleplatforms", ns),
       ]);
-      platforms.sort((a, b) => (a.metadata.name ?? "").localeCompare(b.metadata.name ?? ""));
+      const platforms = shared ?? sortByName(await viewer(s).listPlatforms(ns));
+      // Cached: the cards follow the shared list live (events below); else a reload shows changes.
+      const liveHref = shared && `${PLATFORMS_PATH}/events?namespace=${encodeURIComponent(ns)}`;
       return ctx.page(
         reply,
         s,
         "Platforms",
-        PlatformsPage({ namespace: ns, namespaces: all, platforms, canCreate }),
+        PlatformsPage({ namespace: ns, namespaces: all, platforms, canCreate, liveHref }),
       );
     } catch (err) {
       return ctx.fail(reply, s, err);
     }
+  });
+
+  // Server-Sent Events of the platforms page: the cards, rendered from the shared list after each
+  // burst of changes in the namespace, while the viewer may still list platforms there.
+  app.get(`${PLATFORMS_PATH}/events`, async (req, reply) => {
+    const s = req.session as Session;
+    const ns = (req.query as Q).namespace ?? "";
+    const cache = ctx.opts.platformLists?.platforms;
+    try {
+      if (!(await sharedList(s, cache, "scaleplatforms", ns)))
+        return reply.code(404).type("text/plain").send("this namespace's platforms are not followed live");
+    } catch (err) {
+      return reply.code(err instanceof ApiError ? err.statusCode : 500).send();
+    }
+    const stream = openEventStream(req, reply);
+    await followShared(cache, ns, stream.signal, async () => {
+      try {
+        const platforms = (await sharedList(s, cache, "scaleplatforms", ns)) ?? [];
+        if (!stream.signal.aborted) stream.send("platforms", renderFragment(PlatformCards({ platforms })));
+      } catch (err) {
+        stream.fail(err);
+      }
+    });
+    stream.end();
   });
 
   // The deploy page; with ?name= of a launched platform, its live progress (same URL on reload).
@@ -276,19 +305,36 @@ export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
     }
   });
 
-  // Server-Sent Events: the steps, rendered, each time the platform changes (a watch as the viewer).
+  // Server-Sent Events: the steps, rendered, each time the platform changes: from the shared list
+  // when the namespace is cached (while the viewer may watch platforms there), else from a watch
+  // made as the viewer.
   app.get(`${PLATFORMS_PATH}/:ns/:name/events`, async (req, reply) => {
     const s = req.session as Session;
     const { ns, name } = req.params as { ns: string; name: string };
+    const cache = ctx.opts.platformLists?.platforms;
     const stream = openEventStream(req, reply);
     const { send } = stream;
+    let sent: string | undefined;
+    const fromCache = async () => {
+      try {
+        const p = (await sharedList(s, cache, "scaleplatforms", ns, "watch"))?.find(
+          (x) => x.metadata.name === name,
+        );
+        if (!p || p.metadata.resourceVersion === sent || stream.signal.aborted) return;
+        sent = p.metadata.resourceVersion;
+        send("steps", renderFragment(Steps({ platform: p })));
+      } catch (err) {
+        stream.fail(err);
+      }
+    };
     try {
-      await viewer(s).watchPlatform(
-        ns,
-        name,
-        (p) => send("steps", renderFragment(Steps({ platform: p }))),
-        stream.signal,
-      );
+      if (!(await followShared(cache, ns, stream.signal, fromCache, 0)))
+        await viewer(s).watchPlatform(
+          ns,
+          name,
+          (p) => send("steps", renderFragment(Steps({ platform: p }))),
+          stream.signal,
+        );
     } catch (err) {
       send("error", err instanceof ApiError ? `${err.statusCode}` : "error");
     } finally {
@@ -296,3 +342,6 @@ export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
     }
   });
 }
+
+const sortByName = (xs: ScalePlatform[]) =>
+  xs.sort((a, b) => (a.metadata.name ?? "").localeCompare(b.metadata.name ?? ""));

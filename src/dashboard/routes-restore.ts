@@ -14,6 +14,7 @@ import {
 } from "./restore-model.ts";
 import type { Ctx } from "./server.ts";
 import type { Session } from "./sessions.ts";
+import { followShared, livePlatform, type PlatformLists, sharedList } from "./shared-read.ts";
 import { openEventStream } from "./sse.ts";
 import { apiErrorsByField } from "./task-model.ts";
 import { renderFragment, type VNode } from "./views/html.ts";
@@ -60,18 +61,24 @@ type PageFn = (
 
 const viewer = (s: Session) => s.api as NonNullable<Session["api"]>;
 
+/** The namespace's restores: the shared list when cached (and the viewer may list them), else the viewer's LIST. */
+async function allRestores(s: Session, lists: PlatformLists | undefined, ns: string) {
+  return (
+    (await sharedList(s, lists?.restores, "scaleplatformrestores", ns)) ??
+    (await viewer(s).listPlatformRestores(ns))
+  );
+}
+
 /** The platform's restores (undefined when the viewer may not list them) and whether the viewer may create one. */
-export async function recoveryData(s: Session, ns: string, name: string) {
+export async function recoveryData(s: Session, lists: PlatformLists | undefined, ns: string, name: string) {
   const [restores, canRestore, canRelease] = await Promise.all([
-    viewer(s)
-      .listPlatformRestores(ns)
-      .then(
-        (all): ScalePlatformRestore[] | undefined => restoresOf(all, name),
-        (err) => {
-          if (err instanceof ApiError && err.statusCode === 403) return undefined;
-          throw err;
-        },
-      ),
+    allRestores(s, lists, ns).then(
+      (all): ScalePlatformRestore[] | undefined => restoresOf(all, name),
+      (err) => {
+        if (err instanceof ApiError && err.statusCode === 403) return undefined;
+        throw err;
+      },
+    ),
     allowed(s, "create", "scaleplatformrestores", ns),
     allowed(s, "patch", "scaleplatformrestores", ns),
   ]);
@@ -138,7 +145,7 @@ export function registerRestoreRoutes(app: FastifyInstance, ctx: Ctx, page: Page
   // the volume and reports oldVolumeReleased, which the restores list shows live.
   const RELEASE = `${ROUTE}/restores/:restore/release`;
   const restoreOf = async (s: Session, ns: string, name: string, restore: string) => {
-    const r = restoresOf(await viewer(s).listPlatformRestores(ns), name).find(
+    const r = restoresOf(await allRestores(s, ctx.opts.platformLists, ns), name).find(
       (x) => x.metadata.name === restore,
     );
     if (!r) throw new ApiError(404, "NotFound", `platform ${name} has no restore ${restore}`);
@@ -205,18 +212,20 @@ export function registerRestoreRoutes(app: FastifyInstance, ctx: Ctx, page: Page
     }
   });
 
-  // Server-Sent Events: the platform's restores, rendered, after each change in the namespace.
+  // Server-Sent Events: the platform's restores, rendered, after each change in the namespace: from
+  // the shared lists when the namespace is cached, else after each event of a watch as the viewer.
   app.get(`${ROUTE}/restores/events`, async (req, reply) => {
     const s = req.session as Session;
     const { ns, name } = req.params as Params;
+    const lists = ctx.opts.platformLists;
     const stream = openEventStream(req, reply);
     let timer: NodeJS.Timeout | undefined;
     const render = async () => {
       timer = undefined;
       try {
         const [platform, { restores, canRelease }] = await Promise.all([
-          viewer(s).getPlatform(ns, name),
-          recoveryData(s, ns, name),
+          livePlatform(s, lists, ns, name),
+          recoveryData(s, lists, ns, name),
         ]);
         if (!stream.signal.aborted)
           stream.send(
@@ -226,17 +235,18 @@ export function registerRestoreRoutes(app: FastifyInstance, ctx: Ctx, page: Page
             ),
           );
       } catch (err) {
-        stream.send("error", err instanceof ApiError ? `${err.statusCode}` : "error");
+        stream.fail(err);
       }
     };
     try {
-      await viewer(s).watchPlatformRestores(
-        ns,
-        () => {
-          timer ??= setTimeout(render, 200);
-        },
-        stream.signal,
-      );
+      if (!(await followShared(lists?.restores, ns, stream.signal, render)))
+        await viewer(s).watchPlatformRestores(
+          ns,
+          () => {
+            timer ??= setTimeout(render, 200);
+          },
+          stream.signal,
+        );
     } catch (err) {
       stream.send("error", err instanceof ApiError ? `${err.statusCode}` : "error");
     } finally {

@@ -3,11 +3,12 @@ import type { FastifyInstance, FastifyReply } from "fastify";
 import { ANNOTATION_RUN_NOW } from "../api/v1alpha1/labels.ts";
 import type { ScheduledTask } from "../api/v1alpha1/scheduledtask.ts";
 import { ApiError } from "../runtime/errors.ts";
-import { allowed, pickNamespace, taskPermissions } from "./access.ts";
+import { pickNamespace, taskPermissions } from "./access.ts";
 import { registerRenameRoutes } from "./routes-rename.ts";
 import { registerTaskFormRoutes } from "./routes-task-form.ts";
 import type { Ctx } from "./server.ts";
 import type { Session } from "./sessions.ts";
+import { sharedList } from "./shared-read.ts";
 import { openEventStream } from "./sse.ts";
 import { filterTasks } from "./task-model.ts";
 import { renderFragment } from "./views/html.ts";
@@ -43,17 +44,9 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: Ctx): void {
     s.access.set(`tasks/${ns}`, { at: Date.now(), value: tasks });
     return tasks;
   }
-  async function shared(s: Session, ns: string): Promise<readonly ScheduledTask[] | undefined> {
-    const cache = ctx.opts.taskCache;
-    if (!cache) return undefined;
-    const [may, tasks] = await Promise.all([allowed(s, "list", "scheduledtasks", ns), cache.tasks(ns)]);
-    if (!tasks) return undefined;
-    if (!may)
-      throw new ApiError(403, "Forbidden", "forbidden", {
-        message: `scheduledtasks.cronscale.io is forbidden: User "${s.user?.username}" cannot list resource "scheduledtasks" in API group "cronscale.io" in the namespace "${ns}"`,
-      });
-    return tasks;
-  }
+  const cache = ctx.opts.taskCache;
+  const shared = (s: Session, ns: string) =>
+    sharedList(s, cache && { list: (n: string) => cache.tasks(n) }, "scheduledtasks", ns);
   async function tasksFor(s: Session, ns: string, fresh: boolean): Promise<readonly ScheduledTask[]> {
     const cached = await shared(s, ns);
     if (cached) return cached;

@@ -13,6 +13,7 @@ import { registerBackupRoutes } from "./routes-backups.ts";
 import { registerPlatformRoutes } from "./routes-platforms.ts";
 import { registerTaskRoutes } from "./routes-tasks.ts";
 import { csrfMatches, type Session, SessionStore, sameOrigin } from "./sessions.ts";
+import type { PlatformLists } from "./shared-read.ts";
 import type { TaskCache } from "./task-cache.ts";
 import { renderPage, type VNode } from "./views/html.ts";
 import { BASE, ErrorBody, Layout, SIGN_IN_PATH, SIGN_OUT_PATH, TASKS_PATH } from "./views/layout.ts";
@@ -32,6 +33,12 @@ export interface DashboardOptions {
    * review allows that viewer to list tasks in the namespace. Without it each list is the viewer's own LIST.
    */
   taskCache?: TaskCache;
+  /**
+   * The platforms, backups and restores lists shared by all viewers (shared-read.ts), shown to a
+   * viewer only after an access review allows it; their live pages follow these lists. Without
+   * it each list is the viewer's own LIST and each live page the viewer's own WATCH.
+   */
+  platformLists?: PlatformLists;
   /** OpenID Connect sign-in (auth-oidc.ts); without it only token sign-in is offered. */
   oidc?: OidcSignIn;
   /** Refresh an OIDC viewer's ID token when less than this is left of it (default 60 s). */
@@ -261,9 +268,15 @@ export async function createDashboard(opts: DashboardOptions): Promise<FastifyIn
   });
 
   app.post(SIGN_OUT_PATH, async (req, reply) => {
-    if (req.session) sessions.destroy(req.session.id);
+    const s = req.session;
+    if (s) sessions.destroy(s.id);
     reply.clearCookie(SESSION_COOKIE, { path: BASE, httpOnly: true, secure: true, sameSite: "strict" });
-    return reply.redirect(SIGN_IN_PATH, 303);
+    // Signed in through the OpenID provider: its session is ended too (RP-initiated logout), so
+    // the next sign-in asks for the provider's login again instead of passing straight through.
+    const idToken = s?.oidc?.idToken;
+    const endAt = idToken && (await opts.oidc?.endSessionUrl(idToken));
+    req.log.info({ user: s?.user?.username, atProvider: Boolean(endAt) }, "signed out");
+    return reply.redirect(endAt || SIGN_IN_PATH, 303);
   });
 
   registerTaskRoutes(app, ctx);

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { ApiError } from "../runtime/errors.ts";
 
 // One server-sent-events stream for the live parts of the pages (steps, backups, task output):
 // the response is taken over from fastify, kept open by a comment line every 25 s (proxies close
@@ -7,8 +8,13 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 export interface EventStream {
   /** Sends one event; multi-line data becomes several `data:` lines. */
   send(event: string, data: string): void;
-  /** Aborted when the client disconnects: pass it to the watch or log follow. */
+  /** Aborted when the client disconnects or the stream ends: pass it to the watch or log follow. */
   signal: AbortSignal;
+  /**
+   * Sends the `error` event for `err` (its HTTP status); a refusal (401, 403: access revoked) also
+   * ends the stream, since every later update would be refused too.
+   */
+  fail(err: unknown): void;
   /** Stops the heartbeat and ends the response. */
   end(): void;
 }
@@ -25,8 +31,9 @@ export function openEventStream(req: FastifyRequest, reply: FastifyReply): Event
   });
   const heartbeat = setInterval(() => res.write(": keep-alive\n\n"), 25_000);
   req.raw.on("close", () => abort.abort());
-  return {
+  const stream: EventStream = {
     send: (event, data) => {
+      if (res.writableEnded) return;
       res.write(
         `event: ${event}\n${data
           .split("\n")
@@ -35,9 +42,16 @@ export function openEventStream(req: FastifyRequest, reply: FastifyReply): Event
       );
     },
     signal: abort.signal,
+    fail: (err) => {
+      const status = err instanceof ApiError ? err.statusCode : undefined;
+      stream.send("error", status ? `${status}` : "error");
+      if (status === 401 || status === 403) stream.end();
+    },
     end: () => {
       clearInterval(heartbeat);
-      res.end();
+      abort.abort();
+      if (!res.writableEnded) res.end();
     },
   };
+  return stream;
 }

@@ -33,11 +33,16 @@ export interface TestOidcProvider {
   close(): Promise<void>;
 }
 
-/** Starts the provider with one confidential client allowed `redirectUri` and refresh tokens. */
+/**
+ * Starts the provider with one confidential client allowed `redirectUri` and refresh tokens, and
+ * RP-initiated logout (its `end_session_endpoint`, confirmed on its own page, then back to
+ * `postLogoutRedirectUri`).
+ */
 export async function startOidcProvider(opts: {
   clientId: string;
   clientSecret: string;
   redirectUri: string;
+  postLogoutRedirectUri?: string;
   accounts: Record<string, TestAccount>;
   /** Lifetime of ID tokens, seconds. */
   idTokenTtl: number;
@@ -58,6 +63,7 @@ export async function startOidcProvider(opts: {
         client_id: opts.clientId,
         client_secret: opts.clientSecret,
         redirect_uris: [opts.redirectUri],
+        post_logout_redirect_uris: opts.postLogoutRedirectUri ? [opts.postLogoutRedirectUri] : [],
         grant_types: ["authorization_code", "refresh_token"],
         response_types: ["code"],
       },
@@ -65,7 +71,20 @@ export async function startOidcProvider(opts: {
     jwks: { keys: [{ ...(await exportJWK(privateKey)), kid: "test", alg: "RS256", use: "sig" }] },
     cookies: { keys: [randomBytes(32).toString("hex")] },
     claims: { openid: ["sub"], email: ["email", "email_verified"], profile: ["name"] },
-    features: { devInteractions: { enabled: false } },
+    features: {
+      devInteractions: { enabled: false },
+      // The provider's own pages load nothing from elsewhere (the default ones use a web font).
+      rpInitiatedLogout: {
+        enabled: true,
+        logoutSource: async (ctx, form) => {
+          ctx.body = page(`<h1>Sign out of the test provider?</h1>${form}
+            <button type="submit" form="op.logoutForm" value="yes" name="logout">Yes, sign me out</button>`);
+        },
+        postLogoutSuccessSource: async (ctx) => {
+          ctx.body = page("<h1>Signed out of the test provider</h1>");
+        },
+      },
+    },
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     // Like most providers, a refresh token for every client allowed the grant (not only with
     // offline_access and prompt=consent, oidc-provider's default).

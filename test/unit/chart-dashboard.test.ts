@@ -5,9 +5,9 @@ import { parseAllDocuments } from "yaml";
 import { findHelm } from "../../hack/gen/crds.ts";
 
 // The chart's optional dashboard: off by default; when on, its own Deployment whose pods the
-// operator's selector never matches, and a ServiceAccount that may only read ScheduledTasks for
-// the shared task list (viewers' tokens carry every other permission the dashboard uses), or
-// nothing at all without the shared cache.
+// operator's selector never matches, and a ServiceAccount that may only list and watch the kinds
+// of the shared lists (viewers' tokens carry every other permission the dashboard uses), or
+// nothing at all without the shared caches.
 
 const chart = fileURLToPath(new URL("../../charts/cronscale", import.meta.url));
 const helm = findHelm();
@@ -38,6 +38,7 @@ describe.skipIf(!helm)("chart: dashboard", () => {
     const objs = render([
       "dashboard.enabled=true",
       "dashboard.sharedTaskCache=false",
+      "dashboard.sharedPlatformCache=false",
       "dashboard.namespaces={team-a,team-b}",
       "dashboard.replicas=2",
     ]);
@@ -48,6 +49,7 @@ describe.skipIf(!helm)("chart: dashboard", () => {
     expect(pod.containers[0].command).toEqual(["node", "dist/dashboard/main.js"]);
     expect(pod.containers[0].args).toContain("--namespaces=team-a,team-b");
     expect(pod.containers[0].args).toContain("--no-task-cache");
+    expect(pod.containers[0].args).toContain("--no-platform-cache");
     expect(pod.serviceAccountName).toBe("cs-cronscale-dashboard");
     expect(pod.containers[0].securityContext.readOnlyRootFilesystem).toBe(true);
     // Neither Deployment's selector matches the other's pods.
@@ -65,7 +67,7 @@ describe.skipIf(!helm)("chart: dashboard", () => {
     ).toBe("ClientIP");
   });
 
-  it("with the shared task cache, lets the ServiceAccount read ScheduledTasks only, in the offered namespaces", () => {
+  it("with the shared lists, lets the ServiceAccount list and watch their kinds only, in the offered namespaces", () => {
     type Rbac = Obj & { metadata: { namespace?: string }; rules?: unknown[]; roleRef?: { name: string } };
     const dashboardRbac = (objs: Obj[]) =>
       (objs as Rbac[]).filter(
@@ -80,12 +82,23 @@ describe.skipIf(!helm)("chart: dashboard", () => {
     ]);
     for (const r of scoped.filter((o) => o.kind === "Role"))
       expect(r.rules).toEqual([
-        { apiGroups: ["cronscale.io"], resources: ["scheduledtasks"], verbs: ["get", "list", "watch"] },
+        {
+          apiGroups: ["cronscale.io"],
+          resources: ["scheduledtasks", "scaleplatforms", "scaleplatformbackups", "scaleplatformrestores"],
+          verbs: ["list", "watch"],
+        },
       ]);
     expect(scoped.find((o) => o.kind === "RoleBinding")?.subjects?.map((x) => x.name)).toEqual([
       "cs-cronscale-dashboard",
     ]);
     const wide = dashboardRbac(render(["dashboard.enabled=true"]));
     expect(wide.map((o) => o.kind).sort()).toEqual(["ClusterRole", "ClusterRoleBinding"]);
+    // Each list on its own: only its kinds.
+    const tasksOnly = dashboardRbac(
+      render(["dashboard.enabled=true", "dashboard.sharedPlatformCache=false"]),
+    );
+    expect(tasksOnly.find((o) => o.kind === "ClusterRole")?.rules).toEqual([
+      { apiGroups: ["cronscale.io"], resources: ["scheduledtasks"], verbs: ["list", "watch"] },
+    ]);
   });
 });

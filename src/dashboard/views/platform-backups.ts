@@ -30,7 +30,7 @@ export function formatBytes(n: number | undefined): string {
 }
 
 /** The on-demand backups of one platform, newest first. */
-export function backupsOf(all: ScalePlatformBackup[], platform: string): ScalePlatformBackup[] {
+export function backupsOf(all: readonly ScalePlatformBackup[], platform: string): ScalePlatformBackup[] {
   return all
     .filter((b) => b.spec.platformName === platform)
     .sort((a, b) => (b.metadata.creationTimestamp ?? "").localeCompare(a.metadata.creationTimestamp ?? ""));

@@ -63,7 +63,7 @@ export function UsageAndPerformance({ platform, live }: { platform: ScalePlatfor
         <dt>Average response time</dt><dd data-figure="response-time">${has ? (perf.averageResponseMs !== undefined ? `${perf.averageResponseMs.toFixed(1)} ms` : quiet) : missing}</dd>
         <dt>Requests per second</dt><dd data-figure="requests-per-second">${has ? requests(perf) : missing}</dd>
         <dt>Error rate</dt><dd data-figure="error-rate">${has ? (perf.errorRate !== undefined ? `${percent(perf.errorRate)} answered 5xx` : quiet) : missing}</dd>
-        <dt>Cache hit rate</dt><dd data-figure="cache-hit-rate">${has ? (perf.cacheHitRate !== undefined ? `${percent(perf.cacheHitRate)} of product reads` : html`<span class="muted">no product reads</span>`) : missing}</dd>
+        <dt>Cache hit rate</dt><dd data-figure="cache-hit-rate">${has ? (perf.cacheHitRate !== undefined ? `${percent(perf.cacheHitRate)} of API product reads` : html`<span class="muted">no API product reads</span>`) : missing}</dd>
       </dl></section>`;
 }
 

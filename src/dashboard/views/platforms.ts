@@ -41,8 +41,10 @@ export const platformHref = (ns: string, name: string) =>
 export function PlatformsPage(p: {
   namespace: string;
   namespaces: string[];
-  platforms: ScalePlatform[];
+  platforms: readonly ScalePlatform[];
   canCreate: boolean;
+  /** Server-Sent Events of the cards (when the namespace's list is followed live). */
+  liveHref?: string;
 }): VNode {
   return html`<h1>Platforms</h1>
     <form class="bar" method="get" action=${PLATFORMS_PATH}>
@@ -51,13 +53,17 @@ export function PlatformsPage(p: {
       <button type="submit" class="secondary">Show</button>
       ${p.canCreate && html`<a class="button" href=${`${PLATFORMS_PATH}/deploy?namespace=${encodeURIComponent(p.namespace)}`}>Deploy</a>`}
     </form>
-    ${
-      p.platforms.length === 0
-        ? html`<p>No platforms in this namespace yet.</p>`
-        : html`<ul class="cards" aria-label="Platforms">${p.platforms.map((x) => {
-            const { name = "", namespace = "" } = x.metadata;
-            const u = x.status?.urls ?? {};
-            return html`<li class="card" data-platform=${name}>
+    <div id="platform-cards" aria-live="polite" data-sse=${p.liveHref} data-sse-event="platforms"><${PlatformCards} platforms=${p.platforms} /></div>`;
+}
+
+/** The platform cards (sent again live when the list changes). */
+export function PlatformCards({ platforms }: { platforms: readonly ScalePlatform[] }): VNode {
+  return platforms.length === 0
+    ? html`<p>No platforms in this namespace yet.</p>`
+    : html`<ul class="cards" aria-label="Platforms">${platforms.map((x) => {
+        const { name = "", namespace = "" } = x.metadata;
+        const u = x.status?.urls ?? {};
+        return html`<li class="card" data-platform=${name}>
               <header><h2><a href=${platformHref(namespace, name)}>${name}</a></h2><${Badge} value=${x.status?.phase ?? "Pending"} /></header>
               <dl class="facts">
                 <dt>Plan</dt><dd>${x.spec.plan}</dd>
@@ -65,8 +71,7 @@ export function PlatformsPage(p: {
                 <dt>Store</dt><dd>${u.platform ? html`<a href=${u.platform}>${u.platform}</a>` : x.spec.domains.platform}</dd>
                 ${u.admin && html`<dt>Admin</dt><dd><a href=${u.admin}>${u.admin}</a></dd>`}
               </dl></li>`;
-          })}</ul>`
-    }`;
+      })}</ul>`;
 }
 
 /** The plans with their resources and limits. */

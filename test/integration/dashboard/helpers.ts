@@ -2,7 +2,10 @@ import type { FastifyInstance } from "fastify";
 import type { Page } from "playwright-core";
 import { KubeViewerApi } from "../../../src/dashboard/kube.ts";
 import { createDashboard } from "../../../src/dashboard/server.ts";
+import { type PlatformLists, platformLists } from "../../../src/dashboard/shared-read.ts";
 import { silentLogger } from "../../../src/log.ts";
+import { KubeListWatch } from "../../../src/runtime/listwatch.ts";
+import { KubeTransport } from "../../../src/runtime/rest.ts";
 import { VIEWPORTS } from "../../support/browser.ts";
 import { kubeConfig, kubectl, waitFor } from "../../support/cluster.ts";
 
@@ -69,17 +72,34 @@ export async function createViewers<N extends string>(
 }
 
 /**
- * The dashboard in this process for `namespaces`, every viewer's calls made with the viewer's own
- * token against the test cluster; listening on loopback, `base` named `localhost` (a secure
- * context for the browser, so its Secure cookies are kept).
+ * The shared platforms, backups and restores lists, listed and watched with the test's own
+ * credentials (as the dashboard's ServiceAccount would).
  */
-export async function startDashboard(namespaces: string[]): Promise<{ app: FastifyInstance; base: string }> {
+export function sharedPlatformLists(): PlatformLists & { stop(): Promise<void> } {
+  const own = KubeTransport.create(kubeConfig());
+  return platformLists((type, ns) => new KubeListWatch(own, type, ns), silentLogger());
+}
+
+/**
+ * The dashboard in this process for `namespaces`, every viewer's calls made with the viewer's own
+ * token against the test cluster, its platform lists shared (sharedPlatformLists) as in the
+ * chart's default; listening on loopback, `base` named `localhost` (a secure context for the
+ * browser, so its Secure cookies are kept).
+ */
+export async function startDashboard(
+  namespaces: string[],
+  opts: { usageRefreshSeconds?: number } = {},
+): Promise<{ app: FastifyInstance; base: string }> {
   const kc = kubeConfig();
+  const lists = sharedPlatformLists();
   const app = await createDashboard({
     log: silentLogger(),
     namespaces,
     viewerApi: (t) => new KubeViewerApi(kc, t),
+    platformLists: lists,
+    ...opts,
   });
+  app.addHook("onClose", () => lists.stop());
   const base = (await app.listen({ host: "127.0.0.1", port: 0 })).replace("127.0.0.1", "localhost");
   return { app, base };
 }

@@ -75,6 +75,7 @@ describe.skipIf(!hasClusterEnv())("dashboard OIDC sign-in", () => {
       clientId: CLIENT_ID,
       clientSecret: CLIENT_SECRET,
       redirectUri: redirectUrl,
+      postLogoutRedirectUri: `${base}/dashboard/sign-in`,
       accounts: { alice: { password: "alice-password", email: "alice@example.test" } },
       idTokenTtl: ID_TOKEN_TTL,
     });
@@ -174,7 +175,7 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: "oidc:alice"}
     return sessions.get(id);
   };
 
-  it("signs in through the provider as the OIDC user and sees only what RBAC grants; a forbidden action gets the API server's 403; the ID token is refreshed; sign-out ends the session", async () => {
+  it("signs in through the provider as the OIDC user and sees only what RBAC grants; a forbidden action gets the API server's 403; the ID token is refreshed; sign-out ends the session there and at the provider", async () => {
     const ctx = await context();
     const page = await ctx.newPage();
     await signIn(page);
@@ -221,14 +222,29 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: "oidc:alice"}
     expect(refreshed).toBeTruthy();
     expect(refreshed).not.toBe(idToken);
 
-    // Sign-out ends the session on the server: the old cookie no longer opens a page.
+    // Sign-out ends the session on the server and, through the provider's end-session endpoint
+    // (the ID token as hint), the provider's own session; the provider sends the browser back.
     const oldId = cookie?.value ?? "";
+    const providerCookies = async () => (await ctx.cookies(provider.issuer)).map((c) => c.name);
+    expect(await providerCookies()).toContain("_session");
     await page.getByRole("button", { name: "Sign out" }).click();
-    await page.waitForURL("**/dashboard/sign-in");
+    await page.waitForURL(`${provider.issuer}/session/end**`);
     expect(sessions.get(oldId)).toBeUndefined();
+    await page.getByRole("button", { name: "Yes, sign me out" }).click();
+    await page.waitForURL(`${base}/dashboard/sign-in`);
+    expect(await providerCookies()).not.toContain("_session");
+    // The old cookie no longer opens a page.
     await ctx.addCookies([{ name: "cronscale_session", value: oldId, url: `${base}/dashboard` }]);
     await page.goto(`${base}${TASKS}?namespace=${ns.name}`);
     expect(new URL(page.url()).pathname).toBe("/dashboard/sign-in");
+    // Signing in again asks for the provider's login again (its session is gone), then works.
+    await page.getByRole("button", { name: "Sign in with Test IdP" }).click();
+    await page.waitForURL(`${provider.issuer}/interaction/**`);
+    await page.getByLabel("Login").fill("alice");
+    await page.getByLabel("Password").fill("alice-password");
+    await page.getByRole("button", { name: "Log in" }).click();
+    await page.waitForURL(`**${TASKS}?namespace=${ns.name}`);
+    expect((await page.locator(".who").textContent())?.trim()).toBe("oidc:alice");
     await ctx.close();
     expect(offLoopback).toEqual([]);
   });

@@ -1,8 +1,5 @@
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { KubeViewerApi } from "../../../src/dashboard/kube.ts";
-import { createDashboard } from "../../../src/dashboard/server.ts";
-import { silentLogger } from "../../../src/log.ts";
 import {
   launchChromium,
   newContext,
@@ -10,16 +7,19 @@ import {
   seriousA11yViolations,
   type TestBrowser,
 } from "../../support/browser.ts";
-import { kubeConfig, kubectl, useNamespace } from "../../support/cluster.ts";
+import { kubectl, useNamespace } from "../../support/cluster.ts";
 import { installCrds } from "../scheduledtask/operator.ts";
-import { phoneOverflow, waitForRbac } from "./helpers.ts";
+import { phoneOverflow, startDashboard, waitForRbac } from "./helpers.ts";
 
 // The platform pages in Chromium against the API server, as a viewer allowed only platforms in
 // one namespace: deploy from the plan table, then the seven steps follow the platform's status
-// live (Server-Sent Events from a watch made with the viewer's token). The status is written
-// here with kubectl, step by step, so the page is tested without the platform add-ons.
+// live (Server-Sent Events from the dashboard's shared platform list, shown while an access review
+// says the viewer may watch there). The status is written here with kubectl, step by step, so the
+// page is tested without the platform add-ons. The platforms list follows kubectl's changes live
+// too, and shows nothing of a namespace the viewer may not list platforms in.
 
 const ns = useNamespace("dash-plat");
+const elsewhere = useNamespace("dash-plat-x");
 const PLATFORMS = "/dashboard/compute/platforms/scale";
 let app: FastifyInstance;
 let base = "";
@@ -59,13 +59,11 @@ subjects: [{kind: ServiceAccount, name: deployer, namespace: ${ns.name}}]
   token = (
     await kubectl(["create", "token", "deployer", "--duration=1h"], { namespace: ns.name })
   ).stdout.trim();
-  const kc = kubeConfig();
-  app = await createDashboard({
-    log: silentLogger(),
-    namespaces: [ns.name],
-    viewerApi: (t) => new KubeViewerApi(kc, t),
+  // A platform where the viewer has no rights at all.
+  await kubectl(["apply", "-f", "-"], {
+    input: `{"apiVersion":"cronscale.io/v1alpha1","kind":"ScalePlatform","metadata":{"name":"not-yours","namespace":"${elsewhere.name}"},"spec":{"plan":"Standard","domains":{"platform":"not-yours.example.test"}}}`,
   });
-  base = (await app.listen({ host: "127.0.0.1", port: 0 })).replace("127.0.0.1", "localhost");
+  ({ app, base } = await startDashboard([ns.name, elsewhere.name]));
   chromium = await launchChromium();
 }, 300_000);
 
@@ -224,6 +222,44 @@ describe("platform pages in Chromium against the API server", () => {
     await page.goto(`${base}${PLATFORMS}?namespace=${ns.name}`);
     expect(await page.locator('[data-platform="shop"]').textContent()).toContain("7/7");
     await screenshots(page, "platforms");
+
+    // The open list follows changes made elsewhere (kubectl here), without a reload.
+    await kubectl(["apply", "-f", "-"], {
+      input: `{"apiVersion":"cronscale.io/v1alpha1","kind":"ScalePlatform","metadata":{"name":"added-by-kubectl","namespace":"${ns.name}"},"spec":{"plan":"Standard","domains":{"platform":"added.example.test"}}}`,
+    });
+    await expect
+      .poll(() => page.locator('[data-platform="added-by-kubectl"]').count(), { timeout: 15_000 })
+      .toBe(1);
+    await kubectl(
+      [
+        "patch",
+        "splat",
+        "added-by-kubectl",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        JSON.stringify({ status: { phase: "Provisioning", stepSummary: "2/7" } }),
+      ],
+      { namespace: ns.name },
+    );
+    await expect
+      .poll(() => page.locator('[data-platform="added-by-kubectl"]').textContent(), { timeout: 15_000 })
+      .toContain("2/7");
+    await kubectl(["delete", "splat", "added-by-kubectl", "--wait=false"], { namespace: ns.name });
+    await expect
+      .poll(() => page.locator('[data-platform="added-by-kubectl"]').count(), { timeout: 15_000 })
+      .toBe(0);
+    expect(await page.locator('[data-platform="shop"]').count()).toBe(1);
+
+    // A namespace the viewer may not list platforms in: none of its platforms, the API server's 403.
+    expect(await page.locator("#namespace option").allTextContents()).toEqual([ns.name]);
+    await page.goto(`${base}${PLATFORMS}?namespace=${elsewhere.name}`);
+    expect(await page.locator("[data-platform]").count()).toBe(0);
+    expect(await page.locator("main").textContent()).toContain("forbidden");
+    expect(await page.content()).not.toContain("not-yours");
+    const events = await page.request.get(`${base}${PLATFORMS}/events?namespace=${elsewhere.name}`);
+    expect(events.status()).toBe(403);
+    expect(await events.text()).not.toContain("not-yours");
     await ctx.close();
   });
 });

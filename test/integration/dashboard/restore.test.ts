@@ -1,11 +1,9 @@
+import http from "node:http";
 import type { FastifyInstance } from "fastify";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ScalePlatform } from "../../../src/api/v1alpha1/scaleplatform.ts";
 import type { ScalePlatformRestore } from "../../../src/api/v1alpha1/scaleplatformrestore.ts";
-import { KubeViewerApi } from "../../../src/dashboard/kube.ts";
-import { createDashboard } from "../../../src/dashboard/server.ts";
-import { silentLogger } from "../../../src/log.ts";
 import {
   launchChromium,
   newContext,
@@ -13,11 +11,17 @@ import {
   seriousA11yViolations,
   type TestBrowser,
 } from "../../support/browser.ts";
-import { kubeConfig, kubectl, useNamespace, waitFor } from "../../support/cluster.ts";
+import { kubectl, useNamespace, waitFor } from "../../support/cluster.ts";
 import { skipReason } from "../addons/support.ts";
-import { applyPlatform, createS3Secret, getPlatform, s3Repository } from "../scaleplatform/helpers.ts";
-import { usePlatformOperator, viaIngress } from "../scaleplatform/operator.ts";
-import { createViewers, phoneOverflow } from "./helpers.ts";
+import {
+  apiKey,
+  applyPlatform,
+  createS3Secret,
+  getPlatform,
+  s3Repository,
+} from "../scaleplatform/helpers.ts";
+import { ingressPorts, usePlatformOperator, viaIngress } from "../scaleplatform/operator.ts";
+import { createViewers, phoneOverflow, startDashboard } from "./helpers.ts";
 
 // The Recovery section in Chromium against the real platform: the operator (in this process)
 // runs PostgreSQL with pgBackRest into the S3 add-on, and the first backup lands. A viewer who
@@ -52,14 +56,7 @@ describe.skipIf(reason)("platform recovery in Chromium against the real operator
     });
     expect(applied.code, applied.stderr).toBe(0);
     // Meanwhile: the dashboard, the browser, then the viewers with their tokens.
-    const kc = kubeConfig();
-    app = await createDashboard({
-      log: silentLogger(),
-      namespaces: [ns.name],
-      viewerApi: (t) => new KubeViewerApi(kc, t),
-      usageRefreshSeconds: 3,
-    });
-    base = (await app.listen({ host: "127.0.0.1", port: 0 })).replace("127.0.0.1", "localhost");
+    ({ app, base } = await startDashboard([ns.name], { usageRefreshSeconds: 3 }));
     chromium = await launchChromium();
     Object.assign(
       tokens,
@@ -110,23 +107,146 @@ describe.skipIf(reason)("platform recovery in Chromium against the real operator
     return page;
   }
 
+  /**
+   * A JSON call to the platform's API host through the Ingress over HTTP (as the shop traffic
+   * below), with the platform's API key.
+   */
+  function apiCall(path: string, key: string, json?: unknown): Promise<{ status: number; body: string }> {
+    const body = json === undefined ? undefined : JSON.stringify(json);
+    return new Promise((resolve, reject) => {
+      const req = http.request(
+        {
+          host: "127.0.0.1",
+          port: ingressPorts().http,
+          path,
+          method: body ? "POST" : "GET",
+          agent: false,
+          timeout: 10_000,
+          headers: {
+            Host: `api.${NAME}.platform.test`,
+            authorization: `Bearer ${key}`,
+            ...(body ? { "content-type": "application/json" } : {}),
+          },
+        },
+        (res) => {
+          let text = "";
+          res.on("data", (d: Buffer) => {
+            text += d.toString();
+          });
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
+        },
+      );
+      req.on("timeout", () => req.destroy(new Error(`timeout: ${path}`)));
+      req.on("error", reject);
+      req.end(body);
+    });
+  }
+
+  /**
+   * The product cache's counters summed over the ready app pods, each pod's /metrics read here
+   * through the pod proxy with a pattern of its own (not the dashboard's parser); `podsRead`:
+   * pods that counted any read.
+   */
+  async function cacheCounters(
+    namespace: string,
+  ): Promise<{ hits: number; reads: number; podsRead: number }> {
+    type Pod = {
+      metadata: { name: string };
+      spec: { containers: { ports?: { name?: string; containerPort: number }[] }[] };
+      status?: { conditions?: { type: string; status: string }[] };
+    };
+    const pods = JSON.parse(
+      (
+        await kubectl(
+          [
+            "get",
+            "pods",
+            "-l",
+            `cronscale.io/platform=${NAME},app.kubernetes.io/component=app`,
+            "-o",
+            "json",
+          ],
+          { namespace },
+        )
+      ).stdout,
+    ).items as Pod[];
+    const out = { hits: 0, reads: 0, podsRead: 0 };
+    for (const p of pods) {
+      if (!p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")) continue;
+      const port = p.spec.containers
+        .flatMap((c) => c.ports ?? [])
+        .find((x) => x.name === "http")?.containerPort;
+      const text = (
+        await kubectl([
+          "get",
+          "--raw",
+          `/api/v1/namespaces/${namespace}/pods/${p.metadata.name}:${port}/proxy/metrics`,
+        ])
+      ).stdout;
+      let reads = 0;
+      for (const m of text.matchAll(/^commerce_product_cache_requests_total\{result="(\w+)"\} (\d+)$/gm)) {
+        reads += Number(m[2]);
+        if (m[1] === "hit") out.hits += Number(m[2]);
+      }
+      out.reads += reads;
+      if (reads > 0) out.podsRead++;
+    }
+    return out;
+  }
+
   const restores = async () =>
     JSON.parse((await kubectl(["get", "splrs", "-o", "json"], { namespace: ns.name })).stdout)
       .items as ScalePlatformRestore[];
 
   // The platform's own figures on its page, read as the viewer through the pod proxy from the real
-  // app: shop requests sent while the page refreshes show as a request rate and response time.
-  it("shows the shop's request rate, response time, network and database size live; a viewer without pods/proxy is told", async () => {
+  // app: shop requests sent while the page refreshes show as a request rate and response time;
+  // product reads through the API, answered by the app's product cache, as its hit rate.
+  it("shows the shop's request rate, response time, cache hit rate, network and database size live; a viewer without pods/proxy is told", async () => {
     const PLATFORM_PAGE = `/dashboard/compute/platforms/scale/deploy?namespace=${ns.name}&name=${NAME}`;
+    // Before the first view (totals since the pods started): one product read four times (a miss,
+    // then hits), and one that does not exist (a miss).
+    const key = await apiKey(ns.name, NAME);
+    const created = await apiCall("/api/v1/products", key, {
+      title: "Cache probe",
+      variants: [
+        {
+          sku: "PROBE-1",
+          title: "Probe",
+          priceMinor: 1000,
+          inventory: { available: 5, lowStockThreshold: 1 },
+        },
+      ],
+    });
+    expect(created.status, created.body).toBe(201);
+    const productPath = `/api/v1/products/${JSON.parse(created.body).id}`;
+    for (let i = 0; i < 4; i++) expect((await apiCall(productPath, key)).status).toBe(200);
+    expect((await apiCall("/api/v1/products/prod_none", key)).status).toBe(404);
+    // What the app pods count, read here straight from their /metrics: the five reads, each pod's
+    // first read of the product a miss.
+    const cache = await cacheCounters(ns.name);
+    expect(cache.reads).toBe(5);
+    expect(cache.hits).toBeLessThanOrEqual(3);
+    expect(cache.hits).toBeGreaterThanOrEqual(4 - cache.podsRead);
     const page = await signIn("restorer");
     await page.goto(`${base}${PLATFORM_PAGE}`);
     const figure = (name: string) => page.locator(`[data-figure="${name}"]`).textContent();
     expect(await figure("storage")).toMatch(/^database [0-9.]+ (KiB|MiB|GiB) of /);
+    expect(await page.locator("#performance-basis").textContent()).toMatch(
+      /^Totals since the app pods started/,
+    );
+    expect(await figure("cache-hit-rate")).toBe(
+      `${((cache.hits / cache.reads) * 100).toFixed(1)} % of API product reads`,
+    );
+    console.log(
+      `dashboard cache hit rate: ${await figure("cache-hit-rate")} (${cache.hits} hits of ${cache.reads} reads, ${cache.podsRead} pods)`,
+    );
     let sending = true;
     const statuses: number[] = [];
     const traffic = (async () => {
       while (sending) {
         statuses.push((await viaIngress(`${NAME}.platform.test`, "/").catch(() => ({ status: 0 }))).status);
+        // The product again: by now in the cache of every pod that served it.
+        statuses.push((await apiCall(productPath, key).catch(() => ({ status: 0 }))).status);
         await new Promise((r) => setTimeout(r, 100));
       }
     })();
@@ -139,6 +259,10 @@ describe.skipIf(reason)("platform recovery in Chromium against the real operator
       );
       expect(await figure("response-time")).toMatch(/^[0-9.]+ ms$/);
       expect(await figure("error-rate")).toBe("0.0 % answered 5xx");
+      // Over an interval where the product was read on the pods that had it: all hits.
+      await expect
+        .poll(() => figure("cache-hit-rate"), { timeout: 15_000, interval: 500 })
+        .toBe("100.0 % of API product reads");
       expect(await figure("network")).toMatch(/^[0-9.]+ (B|KiB|MiB)\/s in, [0-9.]+ (B|KiB|MiB)\/s out$/);
       expect(await seriousA11yViolations(page)).toEqual([]);
       await screenshots(page, "platform-performance");
