@@ -21,6 +21,9 @@ export default defineConfig({
           globalSetup: ["test/integration/setup/global.ts"],
           testTimeout: 300_000,
           hookTimeout: 600_000,
+          // expect.poll's default second is shorter than a page a click navigates to takes on a
+          // loaded two-core machine; a poll that waits for something that never comes still fails.
+          expect: { poll: { timeout: 15_000 } },
           // Files share one real cluster with two cores; run them one at a time.
           fileParallelism: false,
         },
