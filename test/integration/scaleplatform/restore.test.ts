@@ -109,7 +109,10 @@ async function tags(ns: string): Promise<string> {
 
 describe.skipIf(reason)("ScalePlatformRestore (pgBackRest PITR into a new volume)", () => {
   const ns = useNamespace("splrs", { "pod-security.kubernetes.io/enforce": "restricted" });
-  usePlatformOperator(ns);
+  // No drain sleep before an app pod stops (operator setting drainSeconds, default 5): every
+  // cutover waits for the app's pods to be gone, and what these tests check of the shop is that
+  // it serves until the cutover starts, not how its pods stop after that.
+  usePlatformOperator(ns, { drainSeconds: 0 });
   const spec = {
     plan: "Standard",
     domains: { platform: HOST },
