@@ -116,11 +116,17 @@ describe.skipIf(reason)("ScalePlatform lifecycle on the real cluster", () => {
       }
       return out;
     };
-    const checksBefore = op.current.logLines.filter((l) => l.includes('"health check"')).length;
+    const healthChecks = () => op.current.logLines.filter((l) => l.includes('"health check"')).length;
+    const checksBefore = healthChecks();
     const before = await rv();
-    await new Promise((r) => setTimeout(r, 25_000));
+    // The window: three health checks (each one in its own reconcile pass), however long the
+    // operator takes for them, rather than a fixed time.
+    await waitFor(() => healthChecks() - checksBefore >= 3, {
+      timeoutMs: 45_000,
+      what: "three health checks at steady state",
+    });
     const after = await rv();
-    const checks = op.current.logLines.filter((l) => l.includes('"health check"')).length - checksBefore;
+    const checks = healthChecks() - checksBefore;
     expect(checks).toBeGreaterThanOrEqual(3);
     // The HPA's status may change (metrics); only its spec is ours.
     const { hpa: _a, ...b } = before;
@@ -209,7 +215,13 @@ describe.skipIf(reason)("ScalePlatform lifecycle on the real cluster", () => {
   it("keeps credentials and API key across reconciles and an operator restart", async () => {
     const before = await getObj<KubeObject>(ns.name, "secret", `${NAME}-credentials`);
     await op.restart();
-    await new Promise((r) => setTimeout(r, 10_000));
+    // Two whole passes of the new operator over the platform (the first applies every child,
+    // the Secret included; the second comes at the health interval).
+    const passes = () =>
+      op.current.logLines.filter(
+        (l) => l.includes('"reconcile finished"') && l.includes('"controller":"scaleplatform"'),
+      ).length;
+    await waitFor(() => passes() >= 2, { timeoutMs: 60_000, what: "two reconciles after the restart" });
     const after = await getObj<KubeObject>(ns.name, "secret", `${NAME}-credentials`);
     expect(after?.data).toEqual(before?.data);
     expect(after?.metadata.resourceVersion).toBe(before?.metadata.resourceVersion);

@@ -113,13 +113,17 @@ export interface OperatorHandle {
 
 /**
  * Installs the CRD and starts the controller for the test namespace in a beforeAll (register it
- * before hooks that need the operator), stops it in afterAll.
+ * before hooks that need the operator), stops it in afterAll. `overrides` change the settings of
+ * localPlatformConfig() (operator settings, e.g. a shorter featureRecheckSeconds).
  */
-export function usePlatformOperator(ns: { readonly name: string }): OperatorHandle {
+export function usePlatformOperator(
+  ns: { readonly name: string },
+  overrides: Partial<PlatformControllerConfig> = {},
+): OperatorHandle {
   let op: PlatformOperator | undefined;
   beforeAll(async () => {
     await installPlatformCrd();
-    op = await startPlatformOperator(ns.name, localPlatformConfig());
+    op = await startPlatformOperator(ns.name, localPlatformConfig(overrides));
   }, 600_000);
   afterAll(async () => {
     await op?.stop();
@@ -131,7 +135,7 @@ export function usePlatformOperator(ns: { readonly name: string }): OperatorHand
     },
     async restart() {
       await op?.stop();
-      op = await startPlatformOperator(ns.name, localPlatformConfig());
+      op = await startPlatformOperator(ns.name, localPlatformConfig(overrides));
     },
   };
 }

@@ -109,7 +109,10 @@ async function tags(ns: string): Promise<string> {
 
 describe.skipIf(reason)("ScalePlatformRestore (pgBackRest PITR into a new volume)", () => {
   const ns = useNamespace("splrs", { "pod-security.kubernetes.io/enforce": "restricted" });
-  usePlatformOperator(ns);
+  // No drain sleep before an app pod stops (operator setting drainSeconds, default 5): every
+  // cutover waits for the app's pods to be gone, and what these tests check of the shop is that
+  // it serves until the cutover starts, not how its pods stop after that.
+  usePlatformOperator(ns, { drainSeconds: 0 });
   const spec = {
     plan: "Standard",
     domains: { platform: HOST },
@@ -205,7 +208,7 @@ describe.skipIf(reason)("ScalePlatformRestore (pgBackRest PITR into a new volume
     await archiveNow(ns.name);
     const started = Date.now();
     expect(
-      (await applyRestore(ns.name, "abandoned", { targetTime: target, cutoverTimeoutSeconds: 60 })).code,
+      (await applyRestore(ns.name, "abandoned", { targetTime: target, cutoverTimeoutSeconds: 40 })).code,
     ).toBe(0);
     // Once the restore Job's pod has its node, the node takes no new pod (cordoned, as for
     // maintenance): the database pod on the restored volume never starts, and the cutover
@@ -240,6 +243,22 @@ describe.skipIf(reason)("ScalePlatformRestore (pgBackRest PITR into a new volume
       status: "False",
       reason: "CutoverTimedOut",
     });
+    // It timed out on the database: the app was at zero and the database had been switched to
+    // the restored volume, whose pod the cordoned node never started.
+    const rollingBack = await kubectl(
+      [
+        "get",
+        "events",
+        "--field-selector",
+        "reason=CutoverRollingBack,involvedObject.name=abandoned",
+        "-o",
+        "jsonpath={.items[*].message}",
+      ],
+      { namespace: ns.name },
+    );
+    expect(rollingBack.stdout).toMatch(
+      new RegExp(`waiting for the database (ready|to restart) on ${NAME}-db-abandoned\\)`),
+    );
     // The shop serves the data it had before, through the Ingress, from the old volume.
     expect((await viaIngress(HOST, "/healthz", { timeoutMs: 5000 })).status).toBe(200);
     const sts = await getObj(ns.name, "statefulset", `${NAME}-db`);

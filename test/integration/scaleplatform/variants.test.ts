@@ -36,7 +36,9 @@ const hpaMetricTypes = async (ns: string) =>
 
 describe.skipIf(reason)("ScalePlatform on what the cluster offers", () => {
   const ns = useNamespace("splatv", { "pod-security.kubernetes.io/enforce": "restricted" });
-  usePlatformOperator(ns);
+  // The operator's lowest re-check of cert-manager and the metrics APIs: the tests below wait for
+  // it to notice each change.
+  usePlatformOperator(ns, { featureRecheckSeconds: 5 });
   let certManager = false;
   let customMetrics = false;
 
@@ -81,7 +83,7 @@ describe.skipIf(reason)("ScalePlatform on what the cluster offers", () => {
   });
 
   it("HPA triggers: CPU and memory, plus queue length and response time only where the custom-metrics API has values", async () => {
-    // The operator re-checks the metrics API every featureRecheckSeconds (10 s here).
+    // The operator re-checks the metrics API every featureRecheckSeconds (5 s here).
     const want = customMetrics ? "CPU,Memory,RequestQueueLength,ResponseTime" : "CPU,Memory";
     const p = await waitFor(
       async () => {

@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
-import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { KubeConfig, VersionApi } from "@kubernetes/client-node";
@@ -18,6 +19,8 @@ declare module "vitest" {
     kubeconfig: string;
     /** Path of the local cluster's cluster.env, or "" on a user's own cluster. */
     clusterEnvPath: string;
+    /** Directory of this run's hack/images/build.sh answers (see test/support/images.ts). */
+    imageBuildsDir: string;
   }
 }
 
@@ -67,7 +70,18 @@ async function describeCluster(path: string): Promise<string> {
   return `context ${kc.getCurrentContext()} at ${kc.getCurrentCluster()?.server} (${version.gitVersion})`;
 }
 
+/**
+ * A directory for the run's image build answers: images do not change during a run, so each is
+ * resolved once (build.sh hashes its inputs) rather than in every test file. Removed at the end.
+ */
+function imageBuildsDir(project: TestProject): () => void {
+  const dir = mkdtempSync(join(tmpdir(), "cronscale-image-builds-"));
+  project.provide("imageBuildsDir", dir);
+  return () => rmSync(dir, { recursive: true, force: true });
+}
+
 export default async function setup(project: TestProject): Promise<(() => Promise<void>) | undefined> {
+  const removeBuilds = imageBuildsDir(project);
   const userKubeconfig = process.env.KUBECONFIG;
   if (userKubeconfig) {
     const about = await describeCluster(userKubeconfig).catch((err: unknown) => {
@@ -81,7 +95,7 @@ export default async function setup(project: TestProject): Promise<(() => Promis
     process.stderr.write(`integration setup: using KUBECONFIG=${userKubeconfig}: ${about}\n`);
     project.provide("kubeconfig", userKubeconfig);
     project.provide("clusterEnvPath", clusterEnvPath);
-    return undefined;
+    return async () => removeBuilds();
   }
 
   await removeOrphanTestClusters();
@@ -96,6 +110,7 @@ export default async function setup(project: TestProject): Promise<(() => Promis
   );
   const started = Date.now();
   const teardown = async (): Promise<void> => {
+    removeBuilds();
     if (process.env.CRONSCALE_KEEP_CLUSTER === "1") {
       writeFileSync(join(clustersRoot, name, "kept"), `kept by vitest run ${process.pid}\n`);
       process.stderr.write(
