@@ -83,6 +83,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   private readonly retry: KeyBackoff;
   private resourceVersion = "";
   private isSynced = false;
+  private inRelist = false;
   private lastEvent: Date | undefined;
   private lastActivityMs = 0;
   private stopped = true;
@@ -122,6 +123,14 @@ export class Informer<T extends KubeObject = KubeObject> {
   /** True once the first full list has been stored. */
   get synced(): boolean {
     return this.isSynced;
+  }
+
+  /**
+   * True while the events of a relist are delivered: one such event may stand for several changes
+   * the watch missed (handlers that skip known events must not skip these).
+   */
+  get relisting(): boolean {
+    return this.inRelist;
   }
 
   /** When the last add/update/delete was delivered (undefined before any). */
@@ -325,18 +334,23 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.resourceVersion = rv;
     this.touch();
     this.retry.forget("all");
-    for (const [key, obj] of fresh) {
-      const old = this.cache.get(key);
-      this.put(key, obj);
-      if (!old) this.deliver("add", obj);
-      else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion)
-        this.deliver("update", obj, old);
-    }
-    for (const [key, old] of [...this.cache]) {
-      if (fresh.has(key)) continue;
-      this.put(key, undefined);
-      this.stats.relistDeletes++;
-      this.deliver("delete", old);
+    this.inRelist = true;
+    try {
+      for (const [key, obj] of fresh) {
+        const old = this.cache.get(key);
+        this.put(key, obj);
+        if (!old) this.deliver("add", obj);
+        else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion)
+          this.deliver("update", obj, old);
+      }
+      for (const [key, old] of [...this.cache]) {
+        if (fresh.has(key)) continue;
+        this.put(key, undefined);
+        this.stats.relistDeletes++;
+        this.deliver("delete", old);
+      }
+    } finally {
+      this.inRelist = false;
     }
     if (!this.isSynced) {
       this.isSynced = true;
