@@ -185,12 +185,12 @@ export class KubeTransport extends KubernetesObjectApi {
 
   /**
    * Starts a watch; resolves to its abort handle once the request is sent. Events are split into
-   * lines and parsed straight from the response's bytes, through undici's stream API. (client-node's
-   * Watch does the same through fetch, a web stream, Readable.fromWeb and readline: about three
-   * times the CPU per event, which at thousands of events a minute was a visible share of the
-   * operator's own CPU — docs/benchmarks.md.) `onDone` is called once: the server's clean close
-   * (no error), a failure or non-200 answer (an error with `statusCode`), no data for
-   * `inactivityTimeoutMs` (default 30 s), or `abort()`.
+   * lines and parsed straight from the response's bytes, through undici's stream API, with an
+   * inactivity limit of our own. (client-node's Watch hard-codes a 30 s limit in a private field,
+   * which this transport had to overwrite; its fetch, web-stream and readline layers cost about
+   * the same CPU per event as this: JSON.parse dominates — hack/bench/watch-decode.ts.)
+   * `onDone` is called once: the server's clean close (no error), a failure or non-200 answer (an
+   * error with `statusCode`), no data for `inactivityTimeoutMs` (default 30 s), or `abort()`.
    */
   async watch(
     path: string,
