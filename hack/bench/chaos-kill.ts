@@ -1,14 +1,19 @@
 // Chaos: repeated `kill -9` of the operator during a cold convergence (docs/benchmarks.md).
 //
 // N ScheduledTasks are stored in a fresh namespace; then, --kills times, the operator (dist/ as
-// shipped, with the chart's heap limits) starts and is SIGKILLed a random 0.5-4 s after it is
-// ready (caches synced, workers writing: so every kill lands in the convergence, not in the
-// process start; `--from-start` counts the delay from the spawn instead); then it starts once
-// more and runs until every task is Running with its CronJob. Printed findings: per
-// task exactly one CronJob and one script ConfigMap, each controlled by that task's uid; no child
-// without its task (orphan); no duplicate; the writes the survivor needed to finish.
+// shipped, with the chart's heap limits) starts and is SIGKILLed once it is ready (caches synced,
+// workers writing: so every kill lands in the convergence, not in the process start;
+// `--from-start` counts from the spawn instead) at a random moment: after a random delay in
+// [--min-delay, --max-delay] s, or earlier, as soon as it has created a random number of CronJobs
+// (1 to 1.6 N / kills, 0.8 N / kills on average) — so that all the kills fit in one convergence
+// instead of the convergence ending after the first ~75 at 10,000 tasks. Then it starts once more
+// and runs until every task is Running with its CronJob. Two watches (started before the first
+// start) say, at each kill, how many CronJobs and Running tasks there were: a kill counts as
+// "during the convergence" only if some task was not Running with its CronJob yet. Printed
+// findings: per task exactly one CronJob and one script ConfigMap, each controlled by that task's
+// uid; no child without its task (orphan); no duplicate; nothing missing.
 //
-//   KUBECONFIG=... npm run bench:chaos-kill -- --count 1000 --kills 20
+//   KUBECONFIG=... npm run bench:chaos-kill -- --count 10000 --kills 200
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -17,7 +22,10 @@ import { parseArgs } from "node:util";
 import { KubeConfig } from "@kubernetes/client-node";
 import { parse } from "yaml";
 import { scheduledTaskSpecSchema } from "../../src/api/v1alpha1/scheduledtask.ts";
+import { silentLogger } from "../../src/log.ts";
 import { RealKubeClient } from "../../src/runtime/client.ts";
+import { Informer } from "../../src/runtime/informer.ts";
+import { KubeListWatch } from "../../src/runtime/listwatch.ts";
 import { KubeTransport } from "../../src/runtime/rest.ts";
 import type { KubeObject } from "../../src/runtime/types.ts";
 
@@ -27,15 +35,22 @@ const { values } = parseArgs({
     kills: { type: "string", default: "20" },
     seed: { type: "string", default: "1" },
     "from-start": { type: "boolean", default: false },
+    "min-delay": { type: "string", default: "0.2" },
+    "max-delay": { type: "string", default: "4" },
   },
 });
 const N = Number(values.count);
 const KILLS = Number(values.kills);
+const MIN_DELAY_MS = Number(values["min-delay"]) * 1000;
+const MAX_DELAY_MS = Number(values["max-delay"]) * 1000;
+/** Average CronJobs one operator life may create before its kill: 0.8 N / kills. */
+const PER_KILL = Math.max(1, Math.floor((0.8 * N) / Math.max(1, KILLS)));
 const root = new URL("../../", import.meta.url).pathname;
 const chart = parse(readFileSync(`${root}charts/cronscale/values.yaml`, "utf8")) as { nodeOptions?: string };
 const kc = new KubeConfig();
 kc.loadFromDefault();
-const client = new RealKubeClient(KubeTransport.create(kc));
+const transport = KubeTransport.create(kc);
+const client = new RealKubeClient(transport);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let rnd = Number(values.seed);
 const random = () => {
@@ -95,6 +110,69 @@ async function pool(n: number, workers: number, fn: (i: number) => Promise<unkno
 
 const controller = (o: KubeObject) => o.metadata.ownerReferences?.find((r) => r.controller)?.uid;
 
+/** What the namespace holds, as two watches see it: CronJobs and Running tasks, by name. */
+async function watchProgress(ns: string) {
+  const cronJobs = new Set<string>();
+  const running = new Set<string>();
+  const small = (o: KubeObject): KubeObject => ({
+    apiVersion: o.apiVersion,
+    kind: o.kind,
+    metadata: {
+      name: o.metadata.name,
+      namespace: o.metadata.namespace,
+      resourceVersion: o.metadata.resourceVersion,
+    },
+    status: { phase: (o.status as { phase?: string } | undefined)?.phase },
+  });
+  const tasks = new Informer({
+    source: new KubeListWatch(
+      transport,
+      {
+        apiVersion: "cronscale.io/v1alpha1",
+        kind: "ScheduledTask",
+        plural: "scheduledtasks",
+        namespaced: true,
+      },
+      ns,
+    ),
+    log: silentLogger(),
+    transform: small,
+  });
+  const onTask = (t: KubeObject) => {
+    if ((t.status as { phase?: string }).phase === "Running") running.add(t.metadata.name ?? "");
+    else running.delete(t.metadata.name ?? "");
+  };
+  tasks.addHandlers({ onAdd: onTask, onUpdate: (_, t) => onTask(t) });
+  const cjs = new Informer({
+    source: new KubeListWatch(
+      transport,
+      { apiVersion: "batch/v1", kind: "CronJob", plural: "cronjobs", namespaced: true },
+      ns,
+    ),
+    log: silentLogger(),
+    transform: small,
+  });
+  cjs.addHandlers({
+    onAdd: (c) => cronJobs.add(c.metadata.name ?? ""),
+    onDelete: (c) => cronJobs.delete(c.metadata.name ?? ""),
+  });
+  tasks.start();
+  cjs.start();
+  await Promise.all([tasks.waitForSync(), cjs.waitForSync()]);
+  return {
+    cronJobs: () => cronJobs.size,
+    running: () => running.size,
+    converged: () => cronJobs.size >= N && running.size >= N,
+    stop: () => Promise.all([tasks.stop(), cjs.stop()]),
+  };
+}
+
+/** Resolves after `ms`, or earlier once `until()` holds (checked every 50 ms). */
+async function waitUntil(ms: number, until: () => boolean): Promise<void> {
+  const end = performance.now() + ms;
+  while (performance.now() < end && !until()) await sleep(Math.min(50, end - performance.now()));
+}
+
 async function main() {
   const ns = `chaos-${randomBytes(3).toString("hex")}`;
   await client.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
@@ -112,31 +190,36 @@ async function main() {
       spec,
     }),
   );
+  const progress = await watchProgress(ns);
   const t0 = performance.now();
   const cronJobsAtKill: number[] = [];
+  let killsDuring = 0;
   for (let k = 0; k < KILLS; k++) {
     const port = await freePort();
     const op = startOperator(ns, port);
     if (!values["from-start"]) await ready(op, port);
-    await sleep(500 + random() * 3500);
+    const from = progress.cronJobs();
+    const budget = 1 + Math.floor(random() * 2 * PER_KILL);
+    await waitUntil(
+      MIN_DELAY_MS + random() * (MAX_DELAY_MS - MIN_DELAY_MS),
+      () => progress.cronJobs() - from >= budget,
+    );
     const exited = new Promise((r) => op.once("exit", r));
     if (op.exitCode === null && op.signalCode === null) op.kill("SIGKILL");
+    if (!progress.converged()) killsDuring++;
     await exited;
-    if ((k + 1) % 10 === 0 || k === KILLS - 1) {
-      cronJobsAtKill.push((await client.list("batch/v1", "CronJob", ns)).length);
-      console.error(`kill ${k + 1}/${KILLS}: ${cronJobsAtKill.at(-1)} CronJobs`);
-    }
+    cronJobsAtKill.push(progress.cronJobs());
+    if ((k + 1) % 10 === 0 || k === KILLS - 1)
+      console.error(
+        `kill ${k + 1}/${KILLS} at ${((performance.now() - t0) / 1000).toFixed(0)} s: ${progress.cronJobs()} CronJobs, ${progress.running()} tasks Running`,
+      );
   }
-  const cronJobsAfterKills = (await client.list("batch/v1", "CronJob", ns)).length;
+  const cronJobsAfterKills = progress.cronJobs();
+  const runningAfterKills = progress.running();
   const op = startOperator(ns);
-  let running = 0;
-  for (;;) {
-    const tasks = await client.list("cronscale.io/v1alpha1", "ScheduledTask", ns);
-    running = tasks.filter((t) => (t.status as { phase?: string } | undefined)?.phase === "Running").length;
-    const cjs = await client.list("batch/v1", "CronJob", ns);
-    if (running === N && cjs.length >= N) break;
-    await sleep(5000);
-  }
+  while (!progress.converged()) await sleep(500);
+  const running = progress.running();
+  await progress.stop();
   const seconds = (performance.now() - t0) / 1000;
   op.kill("SIGTERM");
   await new Promise((r) => op.once("exit", r));
@@ -174,8 +257,12 @@ async function main() {
         count: N,
         kills: KILLS,
         killsAfter: values["from-start"] ? "spawn" : "ready",
-        cronJobsEvery10Kills: cronJobsAtKill,
+        delaySeconds: [MIN_DELAY_MS / 1000, MAX_DELAY_MS / 1000],
+        averageCronJobsPerLife: PER_KILL,
+        killsDuringConvergence: killsDuring,
+        cronJobsEvery10Kills: cronJobsAtKill.filter((_, i) => (i + 1) % 10 === 0),
         cronJobsWhenKillsEnded: cronJobsAfterKills,
+        tasksRunningWhenKillsEnded: runningAfterKills,
         secondsToConverged: +seconds.toFixed(1),
         tasksRunning: running,
         cronJobs: cronJobs.length,

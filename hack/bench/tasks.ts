@@ -60,6 +60,9 @@ const { values } = parseArgs({
     // Writes each window's requests (JSON lines: verb, resource, status, at, ms) and the
     // operator's output there, to see where a round's time went.
     trace: { type: "string" },
+    // Writes a V8 CPU profile of each operator process there (`node --cpu-prof`), to see where
+    // its CPU-seconds go (open in Chrome DevTools or speedscope).
+    "cpu-prof": { type: "string" },
   },
 });
 const N = Number(values.count);
@@ -222,7 +225,9 @@ interface Operator {
 
 async function startOperator(ns: string): Promise<Operator> {
   const port = await freePort();
-  const args = ["--expose-gc", `--import=${root}hack/bench/heap-probe.mjs`, `${root}dist/main.js`];
+  const args = ["--expose-gc", `--import=${root}hack/bench/heap-probe.mjs`];
+  if (values["cpu-prof"]) args.push("--cpu-prof", `--cpu-prof-dir=${values["cpu-prof"]}`);
+  args.push(`${root}dist/main.js`);
   args.push("--namespace", ns, "--metrics-port", String(port), "--metrics-bind-address", "127.0.0.1");
   args.push("--log-level", TRACE ? "info" : "warn", "--max-concurrent-reconciles", String(W));
   const out = TRACE
@@ -244,6 +249,7 @@ async function startOperator(ns: string): Promise<Operator> {
 
 async function ready(op: Operator): Promise<void> {
   for (;;) {
+    if (op.child.exitCode !== null || op.child.signalCode !== null) return;
     const ok = await fetch(`http://127.0.0.1:${op.port}/readyz`).then(
       (r) => r.ok,
       () => false,
@@ -273,6 +279,17 @@ async function memory(op: Operator): Promise<Memory> {
   };
 }
 
+/** Reconcile passes so far per controller, from the operator's /metrics. */
+async function reconciles(op: Operator): Promise<Record<string, number>> {
+  const text = await fetch(`http://127.0.0.1:${op.port}/metrics`).then((r) => r.text());
+  const out: Record<string, number> = {};
+  for (const m of text.matchAll(/^controller_runtime_reconcile_total\{([^}]*)\} (\S+)$/gm)) {
+    const controller = /controller="([^"]*)"/.exec(m[1]!)?.[1] ?? "";
+    out[controller] = (out[controller] ?? 0) + Number(m[2]);
+  }
+  return out;
+}
+
 async function stopOperator(op: Operator): Promise<void> {
   op.child.kill("SIGTERM");
   await op.exited;
@@ -285,7 +302,11 @@ interface Sample {
   timeline: ReturnType<CountingProxy["timeline"]>;
   /** CPU seconds the writer's process used from t0 to convergence. */
   cpuSeconds: number;
+  /** Of those, the operator's until it answered /readyz (loading, informers synced): its start. */
+  startCpuSeconds?: number;
   memory?: Memory;
+  /** The operator's reconcile passes per controller (controller_runtime_reconcile_total). */
+  reconciles?: Record<string, number>;
   steadyWrites?: number;
   writesAcrossRestart?: number;
 }
@@ -313,14 +334,27 @@ async function coldOperator(last: boolean): Promise<Sample> {
   proxy.reset();
   const t0 = performance.now();
   let op = await startOperator(ns);
+  let startCpu: number | undefined;
+  void ready(op).then(() => {
+    if (startCpu === undefined) startCpu = cpuSeconds(op.child.pid);
+  });
   await watch.done;
   const seconds = (performance.now() - t0) / 1000;
   const requests = proxy.stats();
   const timeline = proxy.timeline();
   const cpu = cpuSeconds(op.child.pid);
+  startCpu ??= cpu;
   endWindow("cold-operator");
   await watch.stop();
-  const sample: Sample = { seconds, requests, timeline, cpuSeconds: cpu, memory: await memory(op) };
+  const sample: Sample = {
+    seconds,
+    requests,
+    timeline,
+    cpuSeconds: cpu,
+    startCpuSeconds: startCpu,
+    reconciles: await reconciles(op),
+    memory: await memory(op),
+  };
   if (last) {
     proxy.reset();
     await sleep(STEADY * 1000);
@@ -392,6 +426,15 @@ function summary(raw: Sample[], op: Sample[]) {
     operatorMemory: op.map((s) => s.memory),
     rawCpuSeconds: raw.map((s) => s.cpuSeconds),
     operatorCpuSeconds: op.map((s) => s.cpuSeconds),
+    // The operator's CPU from /readyz to convergence, per 1,000 tasks: its per-event work, without
+    // the start (loading modules, first lists), and little distorted by other load on the machine.
+    operatorConvergenceCpuSecondsPer1000: op.map((s) =>
+      s.startCpuSeconds === undefined
+        ? undefined
+        : +(((s.cpuSeconds - s.startCpuSeconds) * 1000) / N).toFixed(2),
+    ),
+    operatorStartCpuSeconds: op.map((s) => s.startCpuSeconds),
+    operatorReconciles: op.map((s) => s.reconciles),
     rawTimeline: raw.map((s) => s.timeline),
     operatorTimeline: op.map((s) => s.timeline),
   };
@@ -434,6 +477,7 @@ async function main() {
           raw: raw.at(-1)?.timeline,
           operator: op.at(-1)?.timeline,
           cpu: [raw.at(-1)?.cpuSeconds, op.at(-1)?.cpuSeconds],
+          operatorStartCpu: op.at(-1)?.startCpuSeconds,
         }),
       );
     }

@@ -93,6 +93,10 @@ export function registerScheduledTaskControllers(manager: Manager, opts: Registe
     forCache: TASK_CACHE,
     // Its own status write would otherwise bring every task back once more for nothing.
     ignoreStatusOnlyUpdates: true,
+    // The ConfigMap, Secret and CronJob a pass applies would bring the task back once more: the
+    // pass takes the CronJob's status from the apply's answer, and nothing it decides depends on
+    // the others' later state (a run-now Job is created, not applied, so its event still counts).
+    skipOwnApplyEchoes: true,
     watches: CHILDREN.filter(([t]) => t.kind !== "Pod").map(([type, cache]) => ({
       type,
       map: toTask,

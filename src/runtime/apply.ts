@@ -134,14 +134,30 @@ export function needsApply(desired: KubeObject, live: KubeObject | undefined): b
 /** Annotation holding the hash of the desired object last applied (see {@link withAppliedHash}). */
 export const ANNOTATION_APPLIED_HASH = "cronscale.io/applied-hash";
 
-/** JSON with object keys sorted and undefined members dropped: equal objects, equal text. */
+/**
+ * JSON with object keys sorted and undefined members dropped: equal objects, equal text. (Loops,
+ * not map/filter/join: it runs over every desired object of every pass. The text must stay the
+ * same byte for byte: the hashes stored on live objects are made of it.)
+ */
 function canonicalJson(x: unknown): string {
-  if (Array.isArray(x)) return `[${x.map((v) => (v === undefined ? "null" : canonicalJson(v))).join(",")}]`;
+  if (Array.isArray(x)) {
+    let out = "[";
+    for (let i = 0; i < x.length; i++) {
+      if (i > 0) out += ",";
+      const v = x[i];
+      out += v === undefined ? "null" : canonicalJson(v);
+    }
+    return `${out}]`;
+  }
   if (isObject(x)) {
-    const keys = Object.keys(x)
-      .filter((k) => x[k] !== undefined)
-      .sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(x[k])}`).join(",")}}`;
+    let out = "{";
+    for (const k of Object.keys(x).sort()) {
+      const v = x[k];
+      if (v === undefined) continue;
+      if (out.length > 1) out += ",";
+      out += `${JSON.stringify(k)}:${canonicalJson(v)}`;
+    }
+    return `${out}}`;
   }
   return JSON.stringify(x) ?? "null";
 }

@@ -5,6 +5,7 @@ import { reconcileLogger } from "../log.ts";
 import type { BackoffOptions } from "./backoff.ts";
 import type { KubeClient } from "./client.ts";
 import type { TimerClock } from "./clock.ts";
+import { OwnApplies, RecordingClient } from "./echoes.ts";
 import { errorMessage, isConflict, RetryableError, TerminalError, WaitError } from "./errors.ts";
 import type { EventRecorder } from "./events.ts";
 import type { Informer } from "./informer.ts";
@@ -56,6 +57,15 @@ export interface ControllerSpec<Ctx extends ReconcileContext = ReconcileContext>
    * status write is a reconcile that can only find nothing to do.
    */
   ignoreStatusOnlyUpdates?: boolean;
+  /**
+   * Skip the watch event that is the echo of an apply made by this controller's own pass for the
+   * same key (same resourceVersion as the apply's answer: nothing changed since; see echoes.ts).
+   * Only for a reconciler that takes what it applied into account in the same pass (e.g. derives
+   * its status from the apply's answer, not from a read made before it), so the pass the echo
+   * would bring could only find nothing to do. Creates, deletes and everyone else's writes still
+   * wake it.
+   */
+  skipOwnApplyEchoes?: boolean;
   /** Child kinds: their events enqueue the owner named by their controller ownerReference. */
   owns?: ResourceType[];
   /** Other kinds with a custom mapping to primary keys. */
@@ -128,6 +138,14 @@ export class Controller<Ctx extends ReconcileContext = ReconcileContext> {
   private readonly informers = new Map<string, Informer>();
   private starting: Promise<void> | undefined;
   private stopRequested: (() => void) | undefined;
+  /** This controller's applies awaiting their watch event (with `skipOwnApplyEchoes`). */
+  private readonly ownApplies: OwnApplies | undefined;
+  /**
+   * Keys whose pass runs now, with the child events for them that arrived meanwhile (with
+   * `skipOwnApplyEchoes`): the echo of an apply may come before the apply's answer; at the end
+   * of the pass each is an echo or wakes the key again.
+   */
+  private readonly inFlight = new Map<string, { type: ResourceType; obj: KubeObject }[]>();
 
   constructor(spec: ControllerSpec<Ctx>, deps: ControllerDeps) {
     this.spec = spec;
@@ -139,6 +157,11 @@ export class Controller<Ctx extends ReconcileContext = ReconcileContext> {
     depth.set(0);
     deps.metrics.maxConcurrent.labels(spec.name).set(this.workerCount());
     deps.metrics.activeWorkers.labels(spec.name).set(0);
+    if (spec.skipOwnApplyEchoes)
+      this.ownApplies = new OwnApplies(
+        (apiVersion, kind) => this.informers.has(`${apiVersion}|${kind}`),
+        () => deps.clock.now().getTime(),
+      );
     this.wire();
   }
 
@@ -148,39 +171,79 @@ export class Controller<Ctx extends ReconcileContext = ReconcileContext> {
 
   /** Subscribes to the informers of the primary, owned and watched kinds. */
   private wire(): void {
+    const own = this.ownApplies;
+    // A relist may stand for several changes the watch missed: never an echo.
+    const echo = (inf: Informer, type: ResourceType, o: KubeObject, keys: ObjectKey[]) =>
+      own !== undefined && !inf.relisting && own.isEcho(type, o, keys);
     const enqueue = (k: ObjectKey | undefined) => {
       if (k?.name) this.enqueue(k);
     };
-    this.use(this.spec.for, this.spec.forCache).addHandlers({
-      onAdd: (o) => enqueue(objectKey(o)),
+    /** A child event: an echo wakes nothing; during its key's pass it waits for the pass's end. */
+    const wake = (inf: Informer, type: ResourceType, o: KubeObject, keys: ObjectKey[]) => {
+      if (echo(inf, type, o, keys)) return;
+      const pending = own && !inf.relisting && keys.length === 1 && this.inFlight.get(keyString(keys[0]!));
+      if (pending) pending.push({ type, obj: o });
+      else for (const k of keys) enqueue(k);
+    };
+    const primary = this.spec.for;
+    const primaryInf = this.use(primary, this.spec.forCache);
+    primaryInf.addHandlers({
+      onAdd: (o) => {
+        if (!echo(primaryInf, primary, o, [objectKey(o)])) enqueue(objectKey(o));
+      },
       // An unchanged resourceVersion is a relist echo, not a change.
-      onUpdate: (a, b) =>
-        a.metadata.resourceVersion !== b.metadata.resourceVersion &&
-        (!this.spec.ignoreStatusOnlyUpdates || changedBeyondStatus(a, b)) &&
-        enqueue(objectKey(b)),
-      onDelete: (o) => enqueue(objectKey(o)),
+      onUpdate: (a, b) => {
+        if (a.metadata.resourceVersion === b.metadata.resourceVersion) return;
+        if (echo(primaryInf, primary, b, [objectKey(b)])) return;
+        if (!this.spec.ignoreStatusOnlyUpdates || changedBeyondStatus(a, b)) enqueue(objectKey(b));
+      },
+      onDelete: (o) => {
+        own?.forget(primary, o);
+        enqueue(objectKey(o));
+      },
     });
     for (const child of this.spec.owns ?? []) {
-      const toOwner = (o: KubeObject) => enqueue(ownerKey(o, this.spec.for));
-      this.use(child).addHandlers({
-        onAdd: toOwner,
+      const owner = (o: KubeObject) => ownerKey(o, primary);
+      const toOwner = (o: KubeObject) => enqueue(owner(o));
+      const keys = (o: KubeObject) => {
+        const k = owner(o);
+        return k ? [k] : [];
+      };
+      const inf = this.use(child);
+      inf.addHandlers({
+        onAdd: (o) => wake(inf, child, o, keys(o)),
         onUpdate: (a, b) => {
           if (a.metadata.resourceVersion === b.metadata.resourceVersion) return;
           // An ownerReference moved: both the old and the new owner must look again.
-          toOwner(a);
-          toOwner(b);
+          const ka = keys(a);
+          const kb = keys(b);
+          wake(
+            inf,
+            child,
+            b,
+            ka.length && kb.length && keyString(ka[0]!) === keyString(kb[0]!) ? kb : [...ka, ...kb],
+          );
         },
-        onDelete: toOwner,
+        onDelete: (o) => {
+          own?.forget(child, o);
+          toOwner(o);
+        },
       });
     }
     for (const w of this.spec.watches ?? []) {
       const map = (o: KubeObject) => {
         for (const k of w.map(o)) enqueue(k);
       };
-      this.use(w.type, w).addHandlers({
-        onAdd: map,
-        onUpdate: (a, b) => a.metadata.resourceVersion !== b.metadata.resourceVersion && map(b),
-        onDelete: map,
+      const inf = this.use(w.type, w);
+      inf.addHandlers({
+        onAdd: (o) => wake(inf, w.type, o, w.map(o)),
+        onUpdate: (a, b) => {
+          if (a.metadata.resourceVersion !== b.metadata.resourceVersion) wake(inf, w.type, b, w.map(b));
+        },
+        onDelete: (o) => {
+          own?.forget(w.type, o);
+          map(o);
+        },
       });
     }
   }
@@ -276,14 +339,28 @@ export class Controller<Ctx extends ReconcileContext = ReconcileContext> {
     }
   }
 
+  /** The child events that came during the pass of `key`: any that is not its echo wakes it again. */
+  private wakeAfterPass(key: string, objKey: ObjectKey): void {
+    const pending = this.inFlight.get(key);
+    if (!pending || !this.ownApplies) return;
+    this.inFlight.delete(key);
+    let again = false;
+    // Every one is checked: each consumes its apply's record.
+    for (const p of pending) if (!this.ownApplies.isEcho(p.type, p.obj, [objKey])) again = true;
+    if (again) this.enqueue(objKey);
+  }
+
   /** Runs one reconcile and turns its outcome into metrics, logs and queue actions. */
   async reconcileKey(key: string): Promise<void> {
     const m = this.deps.metrics;
     const objKey = parseKey(key);
+    if (this.ownApplies) this.inFlight.set(key, []);
     const reconcileId = randomUUID();
     const log = reconcileLogger(this.log, reconcileId, objKey.namespace, objKey.name);
     const base: ReconcileContext = {
-      client: this.deps.client,
+      client: this.ownApplies
+        ? new RecordingClient(this.deps.client, this.ownApplies, objKey)
+        : this.deps.client,
       clock: this.deps.clock,
       log,
       events: this.deps.events,
@@ -334,6 +411,7 @@ export class Controller<Ctx extends ReconcileContext = ReconcileContext> {
       }
     } finally {
       end();
+      this.wakeAfterPass(key, objKey);
     }
   }
 }

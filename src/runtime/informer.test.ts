@@ -284,4 +284,23 @@ describe("Informer", () => {
     expect(informer.get("ns/b")).toBeUndefined();
     await informer.stop();
   });
+
+  it("trims a written object only when it is read before its watch event", async () => {
+    let trims = 0;
+    const transform = (o: KubeObject): KubeObject => {
+      trims++;
+      return { ...o, data: { trimmed: "yes" } };
+    };
+    const { client, source, informer } = await setup({ transform });
+    informer.start();
+    await informer.waitForSync();
+    source.breakWatches();
+    informer.mutated(await client.apply(cm("a", { v: "1" })));
+    informer.mutated(await client.apply(cm("b", { v: "1" })));
+    expect(trims).toBe(0);
+    expect(informer.get("ns/a")?.data).toEqual({ trimmed: "yes" });
+    expect(informer.get("ns/a")?.data).toEqual({ trimmed: "yes" });
+    expect(trims).toBe(1);
+    await informer.stop();
+  });
 });

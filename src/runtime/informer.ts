@@ -76,13 +76,16 @@ export class Informer<T extends KubeObject = KubeObject> {
   > &
     InformerOptions;
   /** Objects this process wrote that the watch has not delivered yet (see `mutated`). */
-  private readonly mutations = new Map<string, { obj: T; atMs: number }>();
+  /** `raw` as written; `obj` its trimmed form, made on first read (most are never read). */
+  private readonly mutations = new Map<string, { raw: KubeObject; obj?: T; atMs: number }>();
+  private readonly selects: (labels: Record<string, string> | undefined) => boolean;
   /** label → "namespace/value" → keys of the cached objects carrying it. */
   private readonly indexes = new Map<string, Map<string, Set<string>>>();
   private readonly clock: TimerClock;
   private readonly retry: KeyBackoff;
   private resourceVersion = "";
   private isSynced = false;
+  private inRelist = false;
   private lastEvent: Date | undefined;
   private lastActivityMs = 0;
   private stopped = true;
@@ -105,6 +108,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       ...opts,
     };
     for (const l of opts.indexLabels ?? []) this.indexes.set(l, new Map());
+    this.selects = parseSelector(opts.labelSelector);
     this.retry = new KeyBackoff({
       baseMs: 800,
       maxMs: 30_000,
@@ -122,6 +126,14 @@ export class Informer<T extends KubeObject = KubeObject> {
   /** True once the first full list has been stored. */
   get synced(): boolean {
     return this.isSynced;
+  }
+
+  /**
+   * True while the events of a relist are delivered: one such event may stand for several changes
+   * the watch missed (handlers that skip known events must not skip these).
+   */
+  get relisting(): boolean {
+    return this.inRelist;
   }
 
   /** When the last add/update/delete was delivered (undefined before any). */
@@ -142,8 +154,10 @@ export class Informer<T extends KubeObject = KubeObject> {
     const cached = this.cache.get(key);
     const m = this.mutations.get(key);
     if (!m) return cached;
-    if (this.clock.now().getTime() - m.atMs < MUTATION_TTL_MS && (!cached || newer(m.obj, cached)))
+    if (this.clock.now().getTime() - m.atMs < MUTATION_TTL_MS && (!cached || newer(m.raw, cached))) {
+      m.obj ??= this.trim(m.raw);
       return m.obj;
+    }
     this.mutations.delete(key);
     return cached;
   }
@@ -155,12 +169,12 @@ export class Informer<T extends KubeObject = KubeObject> {
    * writes the same again. Objects outside the selector are ignored.
    */
   mutated(raw: KubeObject): void {
-    if (!parseSelector(this.opts.labelSelector)(raw.metadata.labels)) return;
-    const obj = this.trim(raw);
-    const key = keyString(objectKey(obj));
+    if (!this.selects(raw.metadata.labels)) return;
+    // Trimmed only if read: the watch event of the write usually comes before any reader.
+    const key = keyString(objectKey(raw));
     const cached = this.cache.get(key);
-    if (cached && !newer(obj, cached)) return;
-    this.mutations.set(key, { obj, atMs: this.clock.now().getTime() });
+    if (cached && !newer(raw, cached)) return;
+    this.mutations.set(key, { raw, atMs: this.clock.now().getTime() });
   }
 
   /** Adds an index on a label (built from what is cached already). */
@@ -222,7 +236,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     if (obj) this.cache.set(key, obj);
     else this.cache.delete(key);
     const m = this.mutations.get(key);
-    if (m && (!obj || !newer(m.obj, obj))) this.mutations.delete(key);
+    if (m && (!obj || !newer(m.raw, obj))) this.mutations.delete(key);
   }
 
   private trim(raw: KubeObject): T {
@@ -325,18 +339,23 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.resourceVersion = rv;
     this.touch();
     this.retry.forget("all");
-    for (const [key, obj] of fresh) {
-      const old = this.cache.get(key);
-      this.put(key, obj);
-      if (!old) this.deliver("add", obj);
-      else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion)
-        this.deliver("update", obj, old);
-    }
-    for (const [key, old] of [...this.cache]) {
-      if (fresh.has(key)) continue;
-      this.put(key, undefined);
-      this.stats.relistDeletes++;
-      this.deliver("delete", old);
+    this.inRelist = true;
+    try {
+      for (const [key, obj] of fresh) {
+        const old = this.cache.get(key);
+        this.put(key, obj);
+        if (!old) this.deliver("add", obj);
+        else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion)
+          this.deliver("update", obj, old);
+      }
+      for (const [key, old] of [...this.cache]) {
+        if (fresh.has(key)) continue;
+        this.put(key, undefined);
+        this.stats.relistDeletes++;
+        this.deliver("delete", old);
+      }
+    } finally {
+      this.inRelist = false;
     }
     if (!this.isSynced) {
       this.isSynced = true;

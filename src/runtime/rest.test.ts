@@ -3,9 +3,10 @@ import type { AddressInfo } from "node:net";
 import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RealKubeClient } from "./client.ts";
-import { ApiError, isNotFound, RetryableError } from "./errors.ts";
+import { ApiError, isGone, isNotFound, RetryableError } from "./errors.ts";
 import { KubeListWatch } from "./listwatch.ts";
 import { DEFAULT_REQUEST_TIMEOUT_MS, KubeTransport, RequestTimeoutError } from "./rest.ts";
+import type { KubeObject } from "./types.ts";
 
 // The raw transport and RealKubeClient against a scripted HTTP server on loopback: what goes on
 // the wire (paths, query, content types) and how answers are read. The real API server is
@@ -15,6 +16,7 @@ interface Seen {
   method: string;
   url: string;
   contentType?: string;
+  authorization?: string;
   body: string;
 }
 
@@ -35,7 +37,13 @@ function readBody(req: IncomingMessage): Promise<string> {
 beforeAll(async () => {
   server = createServer(async (req, res) => {
     const body = await readBody(req);
-    seen.push({ method: req.method!, url: req.url!, contentType: req.headers["content-type"], body });
+    seen.push({
+      method: req.method!,
+      url: req.url!,
+      contentType: req.headers["content-type"],
+      authorization: req.headers.authorization,
+      body,
+    });
     const json = (code: number, obj: unknown) => {
       res.writeHead(code, { "content-type": "application/json" });
       res.end(JSON.stringify(obj));
@@ -65,6 +73,29 @@ beforeAll(async () => {
         message: 'configmaps "missing" not found',
         code: 404,
       });
+    }
+    if (url.pathname === "/api/v1/namespaces/split/configmaps" && url.searchParams.get("watch") === "true") {
+      // Events cut anywhere (inside a line, inside a UTF-8 character), and a last line without "\n".
+      res.writeHead(200, { "content-type": "application/json" });
+      const bytes = Buffer.from(
+        `${JSON.stringify({ type: "ADDED", object: { metadata: { name: "é€", resourceVersion: "1" } } })}\n\n` +
+          `not json\n${JSON.stringify({ type: "MODIFIED", object: { metadata: { name: "b", resourceVersion: "2" } } })}\n` +
+          JSON.stringify({ type: "DELETED", object: { metadata: { name: "c", resourceVersion: "3" } } }),
+      );
+      const cuts = [5, bytes.indexOf(0xc3) + 1, bytes.indexOf(0xe2) + 2, bytes.length - 3, bytes.length];
+      let at = 0;
+      const next = () => {
+        const cut = cuts.shift();
+        if (cut === undefined) return res.end();
+        res.write(bytes.subarray(at, cut));
+        at = cut;
+        setTimeout(next, 5);
+      };
+      next();
+      return;
+    }
+    if (url.pathname === "/api/v1/namespaces/gone/configmaps" && url.searchParams.get("watch") === "true") {
+      return json(410, { kind: "Status", reason: "Expired", code: 410, message: "too old resource version" });
     }
     if (url.pathname === "/api/v1/namespaces/ns/configmaps" && url.searchParams.get("watch") === "true") {
       res.writeHead(200, { "content-type": "application/json" });
@@ -189,6 +220,8 @@ describe("KubeListWatch wire format", () => {
       );
     });
     expect(events).toEqual(["ADDED", "BOOKMARK"]);
+    const w0 = seen.find((s) => s.url.includes("watch=true"))!;
+    expect(w0.authorization).toBe("Bearer t0ken");
     const w = seen.find((s) => s.url.includes("watch=true"))!;
     const q = new URL(w.url, "http://x").searchParams;
     expect(Object.fromEntries(q)).toMatchObject({
@@ -197,6 +230,38 @@ describe("KubeListWatch wire format", () => {
       allowWatchBookmarks: "true",
       labelSelector: "x=y",
     });
+  });
+});
+
+describe("KubeTransport.watch", () => {
+  it("reads events cut anywhere into chunks, skips what is not an event, and ends with the stream", async () => {
+    const events: [string, string][] = [];
+    const err = await new Promise<unknown>((resolve) => {
+      void transport().watch(
+        "/api/v1/namespaces/split/configmaps",
+        {},
+        (type, obj) => events.push([type, (obj as KubeObject).metadata.name ?? ""]),
+        resolve,
+      );
+    });
+    expect(err).toBeNull();
+    expect(events).toEqual([
+      ["ADDED", "é€"],
+      ["MODIFIED", "b"],
+      ["DELETED", "c"],
+    ]);
+  });
+
+  it("a non-200 answer ends the watch with its status code (410: relist)", async () => {
+    const err = await new Promise<unknown>((resolve) => {
+      void transport().watch(
+        "/api/v1/namespaces/gone/configmaps",
+        { resourceVersion: "1" },
+        () => {},
+        resolve,
+      );
+    });
+    expect(isGone(err)).toBe(true);
   });
 });
 

@@ -1,4 +1,5 @@
-import { type KubeConfig, KubernetesObjectApi, type RequestContext, Watch } from "@kubernetes/client-node";
+import { HttpMethod, type KubeConfig, KubernetesObjectApi, RequestContext } from "@kubernetes/client-node";
+import { type Dispatcher, request as undiciRequest } from "undici";
 import { ApiError, RetryableError } from "./errors.ts";
 import { type ResourceType, splitApiVersion } from "./types.ts";
 
@@ -182,34 +183,101 @@ export class KubeTransport extends KubernetesObjectApi {
     return parts.join("/");
   }
 
-  /** Starts a watch through client-node's Watch (plain JSON events); resolves to its abort handle. */
-  watch(
+  /**
+   * Starts a watch; resolves to its abort handle once the request is sent. Events are split into
+   * lines and parsed straight from the response's bytes, through undici's stream API, with an
+   * inactivity limit of our own. (client-node's Watch hard-codes a 30 s limit in a private field,
+   * which this transport had to overwrite; its fetch, web-stream and readline layers cost about
+   * the same CPU per event as this: JSON.parse dominates — hack/bench/watch-decode.ts.)
+   * `onDone` is called once: the server's clean close (no error), a failure or non-200 answer (an
+   * error with `statusCode`), no data for `inactivityTimeoutMs` (default 30 s), or `abort()`.
+   */
+  async watch(
     path: string,
     query: Record<string, string | number | boolean | undefined>,
     onEvent: (type: string, obj: unknown) => void,
     onDone: (err: unknown) => void,
-    inactivityTimeoutMs?: number,
+    inactivityTimeoutMs = 30_000,
     accept?: string,
   ): Promise<AbortController> {
-    // client-node's Watch sends only the headers authentication sets: add Accept there.
-    const kc = this.kc;
-    const config = accept
-      ? {
-          getCurrentCluster: () => kc.getCurrentCluster(),
-          applySecurityAuthentication: async (
-            ctx: Parameters<KubeConfig["applySecurityAuthentication"]>[0],
-          ) => {
-            await kc.applySecurityAuthentication(ctx);
-            ctx.setHeaderParam("Accept", accept);
-          },
+    const cluster = this.kc.getCurrentCluster();
+    if (!cluster) throw new Error("No currently active cluster");
+    const url = new URL(cluster.server + path);
+    url.searchParams.set("watch", "true");
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, String(v));
+    const ctx = new RequestContext(url.toString(), HttpMethod.GET);
+    await this.kc.applySecurityAuthentication(ctx);
+    ctx.setHeaderParam("Accept", accept ?? "application/json");
+    ctx.setHeaderParam("User-Agent", "cronscale");
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    let finished = false;
+    const finish = (err: unknown) => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      controller.abort();
+      onDone(err);
+    };
+    const arm = () => {
+      clearTimeout(timer);
+      // A DOMException named TimeoutError, as an aborted fetch reports it.
+      timer = setTimeout(
+        () =>
+          finish(new DOMException(`watch ${path}: no data within ${inactivityTimeoutMs} ms`, "TimeoutError")),
+        inactivityTimeoutMs,
+      );
+      timer.unref();
+    };
+    const line = (bytes: Buffer) => {
+      if (bytes.length === 0 || finished) return;
+      let event: { type?: string; object?: unknown };
+      try {
+        event = JSON.parse(bytes.toString("utf8"));
+      } catch {
+        return; // not an event (as client-node's Watch, skip it)
+      }
+      if (typeof event?.type === "string") onEvent(event.type, event.object);
+    };
+    try {
+      arm();
+      const res = await undiciRequest(url, {
+        method: "GET",
+        headers: ctx.getHeaders(),
+        dispatcher: ctx.getDispatcher() as Dispatcher | undefined,
+        signal: controller.signal,
+      });
+      if (res.statusCode !== 200) {
+        const text = await res.body.text().catch(() => "");
+        const err = new Error(`watch ${path}: ${res.statusCode} ${text.slice(0, 200)}`);
+        (err as Error & { statusCode: number }).statusCode = res.statusCode;
+        throw err;
+      }
+      arm();
+      // Bytes of a line not ended yet (a line may span chunks, a character too).
+      let pending: Buffer[] = [];
+      res.body.on("data", (chunk: Buffer) => {
+        arm();
+        let start = 0;
+        for (let nl = chunk.indexOf(10); nl >= 0; nl = chunk.indexOf(10, start)) {
+          const part = chunk.subarray(start, nl);
+          line(pending.length ? Buffer.concat([...pending, part]) : part);
+          pending = [];
+          start = nl + 1;
+          if (finished) return;
         }
-      : kc;
-    const w = new Watch(config as KubeConfig);
-    // The inactivity limit is a private field of client-node's Watch (30 s, not configurable);
-    // setting it is harmless if a later version drops it, and our informer watchdog still applies.
-    if (inactivityTimeoutMs !== undefined)
-      (w as unknown as { requestTimeoutMs: number }).requestTimeoutMs = inactivityTimeoutMs;
-    return w.watch(path, query, onEvent, onDone);
+        if (start < chunk.length) pending.push(chunk.subarray(start));
+      });
+      res.body.on("end", () => {
+        if (pending.length) line(Buffer.concat(pending));
+        finish(null);
+      });
+      res.body.on("error", finish);
+      res.body.on("close", () => finish(null));
+    } catch (err) {
+      finish(err);
+    }
+    return controller;
   }
 
   private discover(apiVersion: string): Promise<Map<string, ResourceInfo>> {

@@ -21,7 +21,6 @@ import {
   desiredKeySecret,
 } from "./desired.ts";
 import { keyRef, repositoryPath } from "./pgbackrest.ts";
-import type { BackupObservation } from "./status.ts";
 
 // The backup step of a pass: the encryption key (generated once, or the user's checked), the
 // RBAC, runner and CronJobs applied where they differ, the first full backup started once the
@@ -56,6 +55,16 @@ export interface BackupJobRun {
   /** The Job's own failure message (deadline, pod failure) when the runner wrote none. */
   message?: string;
   summary?: RunnerSummary;
+}
+
+/** What the reconciler observed about a platform's backups. */
+export interface BackupObservation {
+  /** Finished and running backup Jobs, newest first. */
+  runs: BackupJobRun[];
+  /** The Secret of the encryption key exists with its key. */
+  keyPresent: boolean;
+  /** Its name (the user's or the generated one). */
+  keySecretName: string;
 }
 
 /** Parses a runner summary; undefined for anything else. */

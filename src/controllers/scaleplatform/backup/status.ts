@@ -17,7 +17,7 @@ import {
   setCondition,
 } from "../../../runtime/conditions.ts";
 import type { PlatformInputs } from "../desired/common.ts";
-import type { BackupJobRun, RunnerSummary } from "./observe.ts";
+import type { BackupObservation, RunnerSummary } from "./observe.ts";
 import { repositoryUrl } from "./pgbackrest.ts";
 
 // status.backup, the BackupHealthy and BackupOffsite conditions and status.features, derived on
@@ -29,16 +29,6 @@ import { repositoryUrl } from "./pgbackrest.ts";
 export const OVERDUE_GRACE_MS = 30 * 60_000;
 /** The feature the plan table lists, reported only when the platform really has backups. */
 export const BACKUP_FEATURE = "Daily backups";
-
-/** What the reconciler observed about a platform's backups. */
-export interface BackupObservation {
-  /** Finished and running backup Jobs, newest first. */
-  runs: BackupJobRun[];
-  /** The Secret of the encryption key exists with its key. */
-  keyPresent: boolean;
-  /** Its name (the user's or the generated one). */
-  keySecretName: string;
-}
 
 const epoch = (s: number | undefined) => (s ? formatTime(new Date(s * 1000)) : undefined);
 
