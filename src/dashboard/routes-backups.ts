@@ -11,7 +11,7 @@ import {
   registerRestoreRoutes,
 } from "./routes-restore.ts";
 import type { Ctx } from "./server.ts";
-import type { Session } from "./sessions.ts";
+import { type Session, viewerApi } from "./sessions.ts";
 import { followShared, livePlatform, sharedList } from "./shared-read.ts";
 import { openEventStream } from "./sse.ts";
 import { renderFragment } from "./views/html.ts";
@@ -27,13 +27,11 @@ type Params = { ns: string; name: string };
 const ROUTE = `${PLATFORMS_PATH}/:ns/:name/backups`;
 
 export function registerBackupRoutes(app: FastifyInstance, ctx: Ctx): void {
-  const viewer = (s: Session) => s.api as NonNullable<Session["api"]>;
-
   /** The viewer's on-demand backups of the platform; undefined when the viewer may not list them. */
   async function manual(s: Session, ns: string, name: string): Promise<ScalePlatformBackup[] | undefined> {
     try {
       const shared = await sharedList(s, ctx.opts.platformLists?.backups, "scaleplatformbackups", ns);
-      return backupsOf(shared ?? (await viewer(s).listPlatformBackups(ns)), name);
+      return backupsOf(shared ?? (await viewerApi(s).listPlatformBackups(ns)), name);
     } catch (err) {
       if (err instanceof ApiError && err.statusCode === 403) return undefined;
       throw err;
@@ -50,7 +48,7 @@ export function registerBackupRoutes(app: FastifyInstance, ctx: Ctx): void {
     restore: RestoreState = NO_RESTORE_INPUT,
   ) {
     const [platform, backups, create, cancel, recovery] = await Promise.all([
-      viewer(s).getPlatform(ns, name),
+      viewerApi(s).getPlatform(ns, name),
       manual(s, ns, name),
       allowed(s, "create", "scaleplatformbackups", ns),
       allowed(s, "delete", "scaleplatformbackups", ns),
@@ -95,7 +93,7 @@ export function registerBackupRoutes(app: FastifyInstance, ctx: Ctx): void {
     const { ns, name } = req.params as Params;
     const type = (req.body as Record<string, unknown>).type === "incr" ? "incr" : "full";
     try {
-      const created = await viewer(s).createPlatformBackup({
+      const created = await viewerApi(s).createPlatformBackup({
         apiVersion: API_VERSION,
         kind: "ScalePlatformBackup",
         metadata: { generateName: `${name}-manual-`, namespace: ns },
@@ -118,7 +116,7 @@ export function registerBackupRoutes(app: FastifyInstance, ctx: Ctx): void {
     const s = req.session as Session;
     const { ns, name, backup } = req.params as Params & { backup: string };
     try {
-      await viewer(s).deletePlatformBackup(ns, backup);
+      await viewerApi(s).deletePlatformBackup(ns, backup);
       req.log.info(
         { user: s.user?.username, namespace: ns, platform: name, backup },
         "platform backup cancelled",
@@ -161,7 +159,7 @@ export function registerBackupRoutes(app: FastifyInstance, ctx: Ctx): void {
     };
     try {
       if (!(await followShared(lists?.backups, ns, stream.signal, render)))
-        await viewer(s).watchPlatformBackups(
+        await viewerApi(s).watchPlatformBackups(
           ns,
           () => {
             timer ??= setTimeout(render, 200);

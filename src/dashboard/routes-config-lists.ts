@@ -10,8 +10,9 @@ import {
   removalPatch,
 } from "./config-lists.ts";
 import { conflictsOf, fieldManager, formFromBody } from "./config-model.ts";
+import type { PlatformPageFn } from "./routes-config.ts";
 import type { Ctx } from "./server.ts";
-import type { Session } from "./sessions.ts";
+import { type Session, viewerApi } from "./sessions.ts";
 import { apiErrorsByField } from "./task-model.ts";
 import { PLATFORMS_PATH } from "./views/layout.ts";
 import type { ConfigState } from "./views/platform-config.ts";
@@ -36,22 +37,9 @@ import { platformHref } from "./views/platforms.ts";
 
 type Params = { ns: string; name: string; list: string; entry?: string };
 
-/** The platform page with a list entry's posted state (routes-platforms.ts). */
-type PageFn = (
-  reply: FastifyReply,
-  s: Session,
-  ns: string,
-  name: string,
-  revealed?: Record<string, string>,
-  problem?: string,
-  status?: number,
-  config?: ConfigState,
-) => Promise<FastifyReply>;
-
-const viewer = (s: Session) => s.api as NonNullable<Session["api"]>;
 const ROUTE = `${PLATFORMS_PATH}/:ns/:name/config/:list/entries`;
 
-export function registerConfigListRoutes(app: FastifyInstance, ctx: Ctx, page: PageFn): void {
+export function registerConfigListRoutes(app: FastifyInstance, ctx: Ctx, page: PlatformPageFn): void {
   const listOf = (id: string) => {
     const list = configList(id);
     if (!list) throw new ApiError(404, "NotFound", `no configuration list ${id}`);
@@ -74,7 +62,7 @@ export function registerConfigListRoutes(app: FastifyInstance, ctx: Ctx, page: P
           ...state,
         });
       const fieldOf = (path: string) => entryFieldOf(list, g, path);
-      const platform = await viewer(s).getPlatform(ns, name);
+      const platform = await viewerApi(s).getPlatform(ns, name);
       const entryName = entry ?? String(form[`${list.id}-add-name`] ?? "").trim();
       const exists = entriesOf(list, platform).some((e) => e.name === entryName);
       // An apply of an existing name would merge into that entry (perhaps another manager's), and
@@ -98,8 +86,8 @@ export function registerConfigListRoutes(app: FastifyInstance, ctx: Ctx, page: P
       const config = applyOfEntry(list, platform, entryOf(g, entryName, form));
       const force = body.force === "true";
       try {
-        await viewer(s).applyPlatform(config, { manager: fieldManager(list), force: true, dryRun: true });
-        const saved = await viewer(s).applyPlatform(config, {
+        await viewerApi(s).applyPlatform(config, { manager: fieldManager(list), force: true, dryRun: true });
+        const saved = await viewerApi(s).applyPlatform(config, {
           manager: fieldManager(list),
           force,
           dryRun: false,
@@ -136,7 +124,7 @@ export function registerConfigListRoutes(app: FastifyInstance, ctx: Ctx, page: P
     status = 200,
   ): Promise<FastifyReply> => {
     const list = listOf(p.list);
-    const platform = await viewer(s).getPlatform(p.ns, p.name);
+    const platform = await viewerApi(s).getPlatform(p.ns, p.name);
     const entry = entriesOf(list, platform).find((e) => e.name === p.entry);
     if (!entry) throw new ApiError(404, "NotFound", `platform ${p.name} has no ${list.one} ${p.entry}`);
     const back = `${platformHref(p.ns, p.name)}#configuration`;
@@ -166,13 +154,13 @@ export function registerConfigListRoutes(app: FastifyInstance, ctx: Ctx, page: P
       }
       if (seen?.name !== p.entry)
         throw new ApiError(400, "BadRequest", "the confirmed entry is not this one");
-      const patch = removalPatch(list, await viewer(s).getPlatform(p.ns, p.name), seen);
+      const patch = removalPatch(list, await viewerApi(s).getPlatform(p.ns, p.name), seen);
       if (!patch) {
         s.flash = `${list.one} ${p.entry} was already removed.`;
         return reply.redirect(`${platformHref(p.ns, p.name)}#configuration`, 303);
       }
       try {
-        await viewer(s).jsonPatchPlatform(p.ns, p.name, patch, fieldManager(list));
+        await viewerApi(s).jsonPatchPlatform(p.ns, p.name, patch, fieldManager(list));
       } catch (err) {
         // The `test` failed: the entry changed since it was confirmed; show it as it is now.
         if (err instanceof ApiError && (err.statusCode === 409 || err.statusCode === 422))

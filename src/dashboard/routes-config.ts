@@ -10,7 +10,7 @@ import {
 } from "./config-model.ts";
 import { registerConfigListRoutes } from "./routes-config-lists.ts";
 import type { Ctx } from "./server.ts";
-import type { Session } from "./sessions.ts";
+import { type Session, viewerApi } from "./sessions.ts";
 import { openEventStream } from "./sse.ts";
 import { apiErrorsByField } from "./task-model.ts";
 import { renderFragment } from "./views/html.ts";
@@ -29,8 +29,8 @@ import { platformHref } from "./views/platforms.ts";
 
 type Params = { ns: string; name: string; group: string };
 
-/** The platform page with a group's posted state (routes-platforms.ts). */
-type PageFn = (
+/** The platform page with a group's or list entry's posted state (routes-platforms.ts). */
+export type PlatformPageFn = (
   reply: FastifyReply,
   s: Session,
   ns: string,
@@ -41,9 +41,7 @@ type PageFn = (
   config?: ConfigState,
 ) => Promise<FastifyReply>;
 
-const viewer = (s: Session) => s.api as NonNullable<Session["api"]>;
-
-export function registerConfigRoutes(app: FastifyInstance, ctx: Ctx, page: PageFn): void {
+export function registerConfigRoutes(app: FastifyInstance, ctx: Ctx, page: PlatformPageFn): void {
   registerConfigListRoutes(app, ctx, page);
   app.post(`${PLATFORMS_PATH}/:ns/:name/config/:group`, async (req, reply) => {
     const s = req.session as Session;
@@ -56,11 +54,15 @@ export function registerConfigRoutes(app: FastifyInstance, ctx: Ctx, page: PageF
     const again = (state: Omit<ConfigState, "group" | "form">, status: number) =>
       page(reply, s, ns, name, undefined, undefined, status, { group: g.id, form, ...state });
     try {
-      const config = applyOf(g, await viewer(s).getPlatform(ns, name), form);
+      const config = applyOf(g, await viewerApi(s).getPlatform(ns, name), form);
       // The dry run is forced: the API server checks conflicts before validation, and an invalid
       // value must be named as such, not as a conflict that "Save anyway" would then refuse.
-      await viewer(s).applyPlatform(config, { manager: fieldManager(g), force: true, dryRun: true });
-      const saved = await viewer(s).applyPlatform(config, { manager: fieldManager(g), force, dryRun: false });
+      await viewerApi(s).applyPlatform(config, { manager: fieldManager(g), force: true, dryRun: true });
+      const saved = await viewerApi(s).applyPlatform(config, {
+        manager: fieldManager(g),
+        force,
+        dryRun: false,
+      });
       req.log.info(
         { user: s.user?.username, namespace: ns, platform: name, group: g.id, force },
         "platform configuration applied",
@@ -85,7 +87,7 @@ export function registerConfigRoutes(app: FastifyInstance, ctx: Ctx, page: PageF
     const { ns, name } = req.params as Params;
     const stream = openEventStream(req, reply);
     try {
-      await viewer(s).watchPlatform(
+      await viewerApi(s).watchPlatform(
         ns,
         name,
         (p) => stream.send("configuration", renderFragment(ConfigStatus({ platform: p }))),

@@ -7,7 +7,7 @@ import { allowed, pickNamespace } from "./access.ts";
 import { registerConfigRoutes } from "./routes-config.ts";
 import { registerUsageRoutes } from "./routes-usage.ts";
 import type { Ctx } from "./server.ts";
-import type { Session } from "./sessions.ts";
+import { type Session, viewerApi } from "./sessions.ts";
 import { followShared, sharedList } from "./shared-read.ts";
 import { openEventStream } from "./sse.ts";
 import { apiErrorsByField } from "./task-model.ts";
@@ -44,7 +44,6 @@ function platformField(path: string): string {
 
 /** Routes of /dashboard/compute/platforms/scale. Every Kubernetes call uses the viewer's token. */
 export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
-  const viewer = (s: Session) => s.api as NonNullable<Session["api"]>;
   const liveUsage = registerUsageRoutes(app, ctx);
 
   async function platformPage(
@@ -58,7 +57,7 @@ export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
     config?: ConfigState,
   ) {
     const [platform, patch, readSecrets, live] = await Promise.all([
-      viewer(s).getPlatform(ns, name),
+      viewerApi(s).getPlatform(ns, name),
       allowed(s, "patch", "scaleplatforms", ns),
       allowed(s, "get", "secrets", ns),
       liveUsage(s, ns, name),
@@ -93,10 +92,10 @@ export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
     const s = req.session as Session;
     const { ns, name } = req.params as { ns: string; name: string };
     try {
-      const platform = await viewer(s).getPlatform(ns, name);
+      const platform = await viewerApi(s).getPlatform(ns, name);
       const secretName = platform.status?.credentialsSecretName;
       if (!secretName) throw new ApiError(404, "NotFound", `platform ${name} has no credentials yet`);
-      const secret = await viewer(s).getSecret(ns, secretName);
+      const secret = await viewerApi(s).getSecret(ns, secretName);
       const revealed = Object.fromEntries(
         CREDENTIAL_ROWS.map(([key]) => [
           key,
@@ -121,7 +120,7 @@ export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
       const s = req.session as Session;
       const { ns, name } = req.params as { ns: string; name: string };
       try {
-        await viewer(s).patchPlatform(ns, name, { spec: { stopped } });
+        await viewerApi(s).patchPlatform(ns, name, { spec: { stopped } });
         req.log.info(
           { user: s.user?.username, namespace: ns, platform: name, stopped },
           "platform stop/start",
@@ -148,8 +147,8 @@ export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
       const s = req.session as Session;
       const { ns, name } = req.params as { ns: string; name: string };
       try {
-        const current = await viewer(s).getPlatform(ns, name);
-        await viewer(s).patchPlatform(ns, name, patchOf(current, req.body as Record<string, unknown>));
+        const current = await viewerApi(s).getPlatform(ns, name);
+        await viewerApi(s).patchPlatform(ns, name, patchOf(current, req.body as Record<string, unknown>));
         req.log.info(
           { user: s.user?.username, namespace: ns, platform: name, change: path },
           "platform changed",
@@ -202,7 +201,7 @@ export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
         sharedList(s, lists?.platforms, "scaleplatforms", ns),
         allowed(s, "create", "scaleplatforms", ns),
       ]);
-      const platforms = shared ?? sortByName(await viewer(s).listPlatforms(ns));
+      const platforms = shared ?? sortByName(await viewerApi(s).listPlatforms(ns));
       // Cached: the cards follow the shared list live (events below); else a reload shows changes.
       const liveHref = shared && `${PLATFORMS_PATH}/events?namespace=${encodeURIComponent(ns)}`;
       return ctx.page(
@@ -289,8 +288,8 @@ export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
       spec,
     };
     try {
-      await viewer(s).createPlatform(platform, true);
-      await viewer(s).createPlatform(platform, false);
+      await viewerApi(s).createPlatform(platform, true);
+      await viewerApi(s).createPlatform(platform, false);
       req.log.info({ user: s.user?.username, namespace: ns, platform: form.name }, "platform launched");
       return reply.redirect(
         `${PLATFORMS_PATH}/deploy?namespace=${encodeURIComponent(ns)}&name=${encodeURIComponent(form.name)}`,
@@ -329,7 +328,7 @@ export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
     };
     try {
       if (!(await followShared(cache, ns, stream.signal, fromCache, 0)))
-        await viewer(s).watchPlatform(
+        await viewerApi(s).watchPlatform(
           ns,
           name,
           (p) => send("steps", renderFragment(Steps({ platform: p }))),

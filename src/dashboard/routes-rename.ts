@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { ApiError } from "../runtime/errors.ts";
 import { renameTask } from "./rename.ts";
 import type { Ctx } from "./server.ts";
-import type { Session } from "./sessions.ts";
+import { type Session, viewerApi } from "./sessions.ts";
 import { apiErrorsByField } from "./task-model.ts";
 import { TASKS_PATH } from "./views/layout.ts";
 import { RenamePage } from "./views/task-rename.ts";
@@ -12,13 +12,11 @@ type P = { ns: string; name: string };
 
 /** Rename a task with its history (see rename.ts), as the viewer. */
 export function registerRenameRoutes(app: FastifyInstance, ctx: Ctx): void {
-  const viewer = (s: Session) => s.api as NonNullable<Session["api"]>;
-
   app.get(`${TASKS_PATH}/:ns/:name/rename`, async (req, reply) => {
     const s = req.session as Session;
     const { ns, name } = req.params as P;
     try {
-      await viewer(s).getTask(ns, name);
+      await viewerApi(s).getTask(ns, name);
       const body = RenamePage({ session: s, namespace: ns, name, to: name, errors: [], general: [] });
       return ctx.page(reply, s, `Rename ${name}`, body);
     } catch (err) {
@@ -41,7 +39,7 @@ export function registerRenameRoutes(app: FastifyInstance, ctx: Ctx): void {
       );
     if (to === name) return again(["The new name is the current one."], [], 422);
     try {
-      const { copied } = await renameTask(viewer(s), ns, name, to);
+      const { copied } = await renameTask(viewerApi(s), ns, name, to);
       req.log.info(
         { user: s.user?.username, namespace: ns, task: name, to, records: copied },
         "task renamed",

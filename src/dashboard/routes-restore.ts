@@ -13,7 +13,7 @@ import {
   zoneOf,
 } from "./restore-model.ts";
 import type { Ctx } from "./server.ts";
-import type { Session } from "./sessions.ts";
+import { type Session, viewerApi } from "./sessions.ts";
 import { followShared, livePlatform, type PlatformLists, sharedList } from "./shared-read.ts";
 import { openEventStream } from "./sse.ts";
 import { apiErrorsByField } from "./task-model.ts";
@@ -59,13 +59,11 @@ type PageFn = (
   restore?: RestoreState,
 ) => Promise<FastifyReply>;
 
-const viewer = (s: Session) => s.api as NonNullable<Session["api"]>;
-
 /** The namespace's restores: the shared list when cached (and the viewer may list them), else the viewer's LIST. */
 async function allRestores(s: Session, lists: PlatformLists | undefined, ns: string) {
   return (
     (await sharedList(s, lists?.restores, "scaleplatformrestores", ns)) ??
-    (await viewer(s).listPlatformRestores(ns))
+    (await viewerApi(s).listPlatformRestores(ns))
   );
 }
 
@@ -113,12 +111,12 @@ export function registerRestoreRoutes(app: FastifyInstance, ctx: Ctx, page: Page
     const again = (errors: RestoreErrors, general: string[], status: number) =>
       page(reply, s, ns, name, undefined, status, { form, errors, general });
     try {
-      const platform = await viewer(s).getPlatform(ns, name);
+      const platform = await viewerApi(s).getPlatform(ns, name);
       const planned = restoreFromForm(form, platform, ctx.now());
       if (planned.errors) return again(planned.errors, [], 422);
       // The dry run first: a refusal changes nothing and its causes go beside their fields.
-      await viewer(s).createPlatformRestore(planned.restore, true);
-      const created = await viewer(s).createPlatformRestore(planned.restore, false);
+      await viewerApi(s).createPlatformRestore(planned.restore, true);
+      const created = await viewerApi(s).createPlatformRestore(planned.restore, false);
       const { backupLabel, targetTime } = created.spec;
       const target = backupLabel
         ? `backup ${backupLabel}`
@@ -156,7 +154,7 @@ export function registerRestoreRoutes(app: FastifyInstance, ctx: Ctx, page: Page
     const { ns, name, restore } = req.params as Params & { restore: string };
     try {
       const [platform, r] = await Promise.all([
-        viewer(s).getPlatform(ns, name),
+        viewerApi(s).getPlatform(ns, name),
         restoreOf(s, ns, name, restore),
       ]);
       const body = ReleasePage({
@@ -177,7 +175,7 @@ export function registerRestoreRoutes(app: FastifyInstance, ctx: Ctx, page: Page
       const r = await restoreOf(s, ns, name, restore);
       if (r.status?.phase !== "Succeeded" || !r.status.oldVolumeClaimName || r.status.oldVolumeReleased)
         throw new ApiError(409, "Conflict", `restore ${restore} keeps no old volume to release`);
-      await viewer(s).patchPlatformRestore(ns, restore, { spec: { releaseOldVolume: true } });
+      await viewerApi(s).patchPlatformRestore(ns, restore, { spec: { releaseOldVolume: true } });
       req.log.info(
         {
           user: s.user?.username,
@@ -201,7 +199,7 @@ export function registerRestoreRoutes(app: FastifyInstance, ctx: Ctx, page: Page
     const { ns, name } = req.params as Params;
     const at = String((req.query as { at?: string }).at ?? "");
     try {
-      const zone = zoneOf(await viewer(s).getPlatform(ns, name));
+      const zone = zoneOf(await viewerApi(s).getPlatform(ns, name));
       const instant = at ? wallToInstant(at, zone) : undefined;
       const error = at && !instant ? `Not a date and time in ${zone}.` : undefined;
       return reply
@@ -240,7 +238,7 @@ export function registerRestoreRoutes(app: FastifyInstance, ctx: Ctx, page: Page
     };
     try {
       if (!(await followShared(lists?.restores, ns, stream.signal, render)))
-        await viewer(s).watchPlatformRestores(
+        await viewerApi(s).watchPlatformRestores(
           ns,
           () => {
             timer ??= setTimeout(render, 200);

@@ -4,7 +4,7 @@ import type { ScheduledTask } from "../api/v1alpha1/scheduledtask.ts";
 import { ApiError } from "../runtime/errors.ts";
 import { pickNamespace } from "./access.ts";
 import type { Ctx } from "./server.ts";
-import type { Session } from "./sessions.ts";
+import { type Session, viewerApi } from "./sessions.ts";
 import {
   apiErrorsByField,
   formFromBody,
@@ -28,8 +28,6 @@ const listHref = (ns: string) => `${TASKS_PATH}?namespace=${encodeURIComponent(n
  * fields; env values go to the task's own Secret. Every call uses the viewer's token.
  */
 export function registerTaskFormRoutes(app: FastifyInstance, ctx: Ctx): void {
-  const viewer = (s: Session) => s.api as NonNullable<Session["api"]>;
-
   app.get(`${TASKS_PATH}/preview`, async (req, reply) => {
     const { schedule = "", timezone = "UTC" } = req.query as Q;
     return reply
@@ -68,7 +66,7 @@ export function registerTaskFormRoutes(app: FastifyInstance, ctx: Ctx): void {
     const form = formFromBody(body);
     if (body.intent === "preview") return formPage(reply, s, ns, form, false);
     const plan = taskFromForm(form, ns);
-    const v = viewer(s);
+    const v = viewerApi(s);
     try {
       // The API server validates first (schema, CEL, RBAC) without writing anything.
       await v.createTask(plan.task, true);
@@ -131,10 +129,10 @@ export function registerTaskFormRoutes(app: FastifyInstance, ctx: Ctx): void {
     for (const [k, val] of Object.entries(set)) data[k] = Buffer.from(val, "utf8").toString("base64");
     for (const k of remove) data[k] = null;
     try {
-      await viewer(s).patchSecret(ns, name, { data });
+      await viewerApi(s).patchSecret(ns, name, { data });
     } catch (err) {
       if (!(err instanceof ApiError) || err.statusCode !== 404) throw err;
-      await viewer(s).createSecret({
+      await viewerApi(s).createSecret({
         apiVersion: "v1",
         kind: "Secret",
         metadata: { name, namespace: ns, labels: { "app.kubernetes.io/managed-by": "cronscale-dashboard" } },
@@ -145,7 +143,7 @@ export function registerTaskFormRoutes(app: FastifyInstance, ctx: Ctx): void {
   }
 
   async function ownSecret(s: Session, task: ScheduledTask, name: string) {
-    await viewer(s).patchSecret(task.metadata.namespace ?? "", name, {
+    await viewerApi(s).patchSecret(task.metadata.namespace ?? "", name, {
       metadata: {
         ownerReferences: [
           {
@@ -163,7 +161,7 @@ export function registerTaskFormRoutes(app: FastifyInstance, ctx: Ctx): void {
     const s = req.session as Session;
     const { ns, name } = req.params as P;
     try {
-      const task = await viewer(s).getTask(ns, name);
+      const task = await viewerApi(s).getTask(ns, name);
       return formPage(reply, s, ns, formFromTask(task), true);
     } catch (err) {
       return ctx.fail(reply, s, err);
@@ -176,7 +174,7 @@ export function registerTaskFormRoutes(app: FastifyInstance, ctx: Ctx): void {
     const body = req.body as Record<string, unknown>;
     const form = { ...formFromBody(body), name };
     if (body.intent === "preview") return formPage(reply, s, ns, form, true);
-    const v = viewer(s);
+    const v = viewerApi(s);
     try {
       const existing = await v.getTask(ns, name);
       const plan = taskFromForm(form, ns, existing);

@@ -7,7 +7,7 @@ import { pickNamespace, taskPermissions } from "./access.ts";
 import { registerRenameRoutes } from "./routes-rename.ts";
 import { registerTaskFormRoutes } from "./routes-task-form.ts";
 import type { Ctx } from "./server.ts";
-import type { Session } from "./sessions.ts";
+import { type Session, viewerApi } from "./sessions.ts";
 import { sharedList } from "./shared-read.ts";
 import { openEventStream } from "./sse.ts";
 import { filterTasks } from "./task-model.ts";
@@ -23,7 +23,6 @@ const listHref = (ns: string) => `${TASKS_PATH}?namespace=${encodeURIComponent(n
 
 /** Routes of /dashboard/compute/serverless/tasks. Every Kubernetes call uses the viewer's token. */
 export function registerTaskRoutes(app: FastifyInstance, ctx: Ctx): void {
-  const viewer = (s: Session) => s.api as NonNullable<Session["api"]>;
   registerTaskFormRoutes(app, ctx);
   registerRenameRoutes(app, ctx);
 
@@ -39,7 +38,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: Ctx): void {
   const LIST_MAX_MS = 60_000;
   const refreshing = new WeakMap<Session, Set<string>>();
   async function load(s: Session, ns: string): Promise<ScheduledTask[]> {
-    const tasks = await viewer(s).listTasks(ns);
+    const tasks = await viewerApi(s).listTasks(ns);
     s.access ??= new Map();
     s.access.set(`tasks/${ns}`, { at: Date.now(), value: tasks });
     return tasks;
@@ -117,12 +116,12 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: Ctx): void {
     const { ns, name } = req.params as P;
     try {
       const [task, executions, can] = await Promise.all([
-        viewer(s).getTask(ns, name),
-        viewer(s).listExecutions(ns, name),
+        viewerApi(s).getTask(ns, name),
+        viewerApi(s).listExecutions(ns, name),
         taskPermissions(s, ns),
       ]);
       const running = can.followLogs
-        ? await viewer(s)
+        ? await viewerApi(s)
             .listActivePods(ns, name)
             .catch(() => [])
         : [];
@@ -148,7 +147,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: Ctx): void {
     const { ns, name, pod } = req.params as P & { pod: string };
     let pods: string[];
     try {
-      pods = await viewer(s).listActivePods(ns, name);
+      pods = await viewerApi(s).listActivePods(ns, name);
     } catch (err) {
       return reply.code(err instanceof ApiError ? err.statusCode : 500).send();
     }
@@ -160,7 +159,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: Ctx): void {
     let wrote = false;
     for (let attempt = 0; attempt < 60 && !stream.signal.aborted; attempt++) {
       try {
-        await viewer(s).followLog(
+        await viewerApi(s).followLog(
           ns,
           pod,
           (text) => {
@@ -174,7 +173,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: Ctx): void {
         if (wrote) break;
         req.log.debug({ err, pod }, "no log yet");
         await new Promise((r) => setTimeout(r, 1000));
-        const still = await viewer(s)
+        const still = await viewerApi(s)
           .listActivePods(ns, name)
           .catch(() => [] as string[]);
         if (!still.includes(pod)) break;
@@ -188,7 +187,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: Ctx): void {
     const s = req.session as Session;
     const { ns, name, env = "" } = req.params as P;
     try {
-      const v = viewer(s);
+      const v = viewerApi(s);
       const [task, executions, can] = await Promise.all([
         v.getTask(ns, name),
         v.listExecutions(ns, name),
@@ -226,7 +225,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: Ctx): void {
 
   const annotate = async (reply: FastifyReply, s: Session, p: P, patch: unknown, done: string) => {
     try {
-      await viewer(s).patchTask(p.ns, p.name, patch);
+      await viewerApi(s).patchTask(p.ns, p.name, patch);
       s.flash = done;
       return reply.redirect(taskHref(p.ns, p.name), 303);
     } catch (err) {
@@ -253,7 +252,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: Ctx): void {
     const s = req.session as Session;
     const { ns, name } = req.params as P;
     try {
-      const task = await viewer(s).getTask(ns, name);
+      const task = await viewerApi(s).getTask(ns, name);
       return ctx.page(reply, s, `Delete ${name}`, DeletePage({ task, session: s }));
     } catch (err) {
       return ctx.fail(reply, s, err);
@@ -264,7 +263,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: Ctx): void {
     const s = req.session as Session;
     const { ns, name } = req.params as P;
     try {
-      await viewer(s).deleteTask(ns, name);
+      await viewerApi(s).deleteTask(ns, name);
       req.log.info({ user: s.user?.username, namespace: ns, task: name }, "task deleted");
       s.flash = `Task ${name} deleted.`;
       return reply.redirect(listHref(ns), 303);

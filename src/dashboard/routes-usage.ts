@@ -5,7 +5,7 @@ import { appPodSelector } from "../controllers/scaleplatform/desired/common.ts";
 import { ApiError } from "../runtime/errors.ts";
 import { MetricsHistory, podCounters } from "./platform-metrics.ts";
 import type { Ctx } from "./server.ts";
-import type { Session } from "./sessions.ts";
+import { type Session, viewerApi } from "./sessions.ts";
 import { openEventStream } from "./sse.ts";
 import { renderFragment } from "./views/html.ts";
 import { PLATFORMS_PATH } from "./views/layout.ts";
@@ -32,15 +32,14 @@ export function registerUsageRoutes(
 ): (s: Session, ns: string, name: string) => Promise<LiveUsage> {
   const history = new MetricsHistory();
   const refreshSeconds = ctx.opts.usageRefreshSeconds ?? USAGE_REFRESH_SECONDS;
-  const viewer = (s: Session) => s.api as NonNullable<Session["api"]>;
 
   async function liveUsage(s: Session, ns: string, name: string): Promise<LiveUsage> {
     const [usage, texts] = await Promise.all([
       // The metrics API as the viewer: null when RBAC refuses it, undefined when not served.
-      viewer(s).podUsage(ns, `${LABEL_PLATFORM}=${name}`).catch(forbiddenAsNull),
+      viewerApi(s).podUsage(ns, `${LABEL_PLATFORM}=${name}`).catch(forbiddenAsNull),
       // The platform's /metrics: null when RBAC refuses; any other failure (listing the pods)
       // leaves the figures unreported rather than failing the page.
-      viewer(s)
+      viewerApi(s)
         .podMetricsTexts(ns, appPodSelector(name), DEFAULT_PLATFORM_CONFIG.metricsPath)
         .catch((err) => {
           if (err instanceof ApiError && err.statusCode === 403) return null;
@@ -78,7 +77,10 @@ export function registerUsageRoutes(
           );
         });
         if (signal.aborted) break;
-        const [platform, live] = await Promise.all([viewer(s).getPlatform(ns, name), liveUsage(s, ns, name)]);
+        const [platform, live] = await Promise.all([
+          viewerApi(s).getPlatform(ns, name),
+          liveUsage(s, ns, name),
+        ]);
         stream.send("usage", renderFragment(UsageAndPerformance({ platform, live })));
       }
     } catch (err) {

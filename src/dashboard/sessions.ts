@@ -29,6 +29,15 @@ export interface Session {
   access?: Map<string, { at: number; value: unknown }>;
 }
 
+/**
+ * The viewer's client of a signed-in session. Only for routes behind the sign-in hook
+ * (server.ts), which answers every request without one before a route runs.
+ */
+export function viewerApi(s: Session): ViewerApi {
+  if (!s.api) throw new Error("viewerApi: the session is not signed in");
+  return s.api;
+}
+
 /** How long sessions live. */
 export interface SessionLimits {
   /** Signed-in session ends after this long without a request. */

@@ -8,7 +8,7 @@ import type { ListWatchSource } from "../runtime/listwatch.ts";
 import type { KubeObject, ResourceType } from "../runtime/types.ts";
 import { allowed } from "./access.ts";
 import { type ListCache, SharedListCache } from "./list-cache.ts";
-import type { Session } from "./sessions.ts";
+import { type Session, viewerApi } from "./sessions.ts";
 
 // Reading the shared lists (list-cache.ts) for one viewer: what the cache holds is shown only
 // when a SelfSubjectAccessReview made with the viewer's token allows what the viewer's own
@@ -85,7 +85,7 @@ export async function livePlatform(
   name: string,
 ): Promise<ScalePlatform> {
   const cached = await sharedList(s, lists?.platforms, "scaleplatforms", namespace, "get");
-  if (!cached) return (s.api as NonNullable<Session["api"]>).getPlatform(namespace, name);
+  if (!cached) return viewerApi(s).getPlatform(namespace, name);
   const p = cached.find((x) => x.metadata.name === name);
   if (!p) throw new ApiError(404, "NotFound", `scaleplatforms.cronscale.io "${name}" not found`);
   return p;
