@@ -1,4 +1,5 @@
-import type { ApplyOptions, DeleteOptions, KubeClient } from "./client.ts";
+import type { ApplyOptions, KubeClient } from "./client.ts";
+import { DelegatingClient } from "./delegating-client.ts";
 import type { KubeObject, ObjectKey } from "./types.ts";
 import { keyString } from "./types.ts";
 
@@ -83,52 +84,28 @@ export class OwnApplies {
 }
 
 /** The client of one pass: as `inner`, with its applies remembered in `applies` for `key`. */
-export class RecordingClient implements KubeClient {
-  private readonly inner: KubeClient;
+export class RecordingClient extends DelegatingClient {
   private readonly applies: OwnApplies;
   private readonly key: ObjectKey;
 
   constructor(inner: KubeClient, applies: OwnApplies, key: ObjectKey) {
-    this.inner = inner;
+    super(inner);
     this.applies = applies;
     this.key = key;
   }
 
-  get<T extends KubeObject>(apiVersion: string, kind: string, namespace: string, name: string) {
-    return this.inner.get<T>(apiVersion, kind, namespace, name);
-  }
-
-  list<T extends KubeObject>(apiVersion: string, kind: string, namespace?: string, labelSelector?: string) {
-    return this.inner.list<T>(apiVersion, kind, namespace, labelSelector);
-  }
-
-  getRaw<T>(path: string, query?: Record<string, string>) {
-    return this.inner.getRaw<T>(path, query);
-  }
-
-  async apply<T extends KubeObject>(obj: KubeObject, opts?: ApplyOptions) {
+  override async apply<T extends KubeObject>(obj: KubeObject, opts?: ApplyOptions) {
     const result = await this.inner.apply<T>(obj, opts);
     this.applies.record(result, this.key);
     return result;
   }
 
-  async applyStatus<T extends KubeObject>(obj: KubeObject) {
+  override async applyStatus<T extends KubeObject>(obj: KubeObject) {
     const result = await this.inner.applyStatus<T>(obj);
     this.applies.record(result, this.key);
     return result;
   }
 
-  // Creates and replaces are not remembered: a controller may rely on their events (e.g. a
-  // created Job read back from the cache by the next pass).
-  create<T extends KubeObject>(obj: KubeObject) {
-    return this.inner.create<T>(obj);
-  }
-
-  replace<T extends KubeObject>(obj: KubeObject) {
-    return this.inner.replace<T>(obj);
-  }
-
-  delete(apiVersion: string, kind: string, namespace: string, name: string, opts?: DeleteOptions) {
-    return this.inner.delete(apiVersion, kind, namespace, name, opts);
-  }
+  // Creates and replaces are not remembered (the base class passes them on): a controller may
+  // rely on their events (e.g. a created Job read back from the cache by the next pass).
 }

@@ -1,4 +1,5 @@
 import type { ApplyOptions, DeleteOptions, KubeClient } from "./client.ts";
+import { DelegatingClient } from "./delegating-client.ts";
 import type { KubeObject } from "./types.ts";
 
 /** Thrown when a write is attempted without holding the leader lease. */
@@ -13,14 +14,13 @@ export class NotLeaderError extends Error {
  * Passes reads through and refuses writes unless `allowed()` holds. Reconcilers get this client,
  * so a reconcile still running when the lease is lost cannot write anything more.
  */
-export class GatedKubeClient implements KubeClient {
-  private readonly inner: KubeClient;
+export class GatedKubeClient extends DelegatingClient {
   private readonly allowed: () => boolean;
   private readonly onWritten: (obj: KubeObject) => void;
 
   /** `onWritten` gets each object the API server returns for a write (to update caches). */
   constructor(inner: KubeClient, allowed: () => boolean, onWritten: (obj: KubeObject) => void = () => {}) {
-    this.inner = inner;
+    super(inner);
     this.allowed = allowed;
     this.onWritten = onWritten;
   }
@@ -34,39 +34,33 @@ export class GatedKubeClient implements KubeClient {
     if (!this.allowed()) throw new NotLeaderError();
   }
 
-  get<T extends KubeObject>(apiVersion: string, kind: string, namespace: string, name: string) {
-    return this.inner.get<T>(apiVersion, kind, namespace, name);
-  }
-
-  list<T extends KubeObject>(apiVersion: string, kind: string, namespace?: string, labelSelector?: string) {
-    return this.inner.list<T>(apiVersion, kind, namespace, labelSelector);
-  }
-
-  getRaw<T>(path: string, query?: Record<string, string>) {
-    return this.inner.getRaw<T>(path, query);
-  }
-
-  async apply<T extends KubeObject>(obj: KubeObject, opts?: ApplyOptions) {
+  override async apply<T extends KubeObject>(obj: KubeObject, opts?: ApplyOptions) {
     this.check();
     return this.written(await this.inner.apply<T>(obj, opts));
   }
 
-  async applyStatus<T extends KubeObject>(obj: KubeObject) {
+  override async applyStatus<T extends KubeObject>(obj: KubeObject) {
     this.check();
     return this.written(await this.inner.applyStatus<T>(obj));
   }
 
-  async create<T extends KubeObject>(obj: KubeObject) {
+  override async create<T extends KubeObject>(obj: KubeObject) {
     this.check();
     return this.written(await this.inner.create<T>(obj));
   }
 
-  async replace<T extends KubeObject>(obj: KubeObject) {
+  override async replace<T extends KubeObject>(obj: KubeObject) {
     this.check();
     return this.written(await this.inner.replace<T>(obj));
   }
 
-  async delete(apiVersion: string, kind: string, namespace: string, name: string, opts?: DeleteOptions) {
+  override async delete(
+    apiVersion: string,
+    kind: string,
+    namespace: string,
+    name: string,
+    opts?: DeleteOptions,
+  ) {
     this.check();
     return this.inner.delete(apiVersion, kind, namespace, name, opts);
   }
