@@ -92,6 +92,43 @@ describe("dashboard: platforms", () => {
     expect(progress.body.match(/data-step=/g)).toHaveLength(7);
   });
 
+  it("offers the Custom plan with its resources typed in: summary and cost from them, launched with spec.resources", async () => {
+    const viewer = new FakeViewerApi({ username: "e", groups: [] }, new Set(["* * *"]));
+    const a = await start(viewer);
+    const { cookie, csrf, body } = await injectSignIn(a, TOKEN, `${PLATFORMS}/deploy?namespace=default`);
+    expect(body).toMatch(/<input[^>]*value="Custom"/);
+    for (const id of ["cpu", "memory", "storage"]) expect(body).toContain(`id="${id}"`);
+    const form = { _csrf: csrf, name: "big", plan: "Custom", domain: "big.example.test" };
+    const empty = await post(a, `${PLATFORMS}/deploy?namespace=default`, cookie, {
+      ...form,
+      intent: "summary",
+    });
+    expect(empty.body).toContain("enter the Custom plan's vCPU, memory and storage");
+    expect(empty.body).toMatch(/<dt>Monthly cost<\/dt><dd>— \(list price estimate\)/);
+    const typed = { ...form, cpu: "24", memory: "48Gi", storage: "1Ti" };
+    const summary = await post(a, `${PLATFORMS}/deploy?namespace=default`, cookie, {
+      ...typed,
+      intent: "summary",
+    });
+    expect(summary.body).toMatch(/<dt>Plan<\/dt><dd>Custom<\/dd>/);
+    expect(summary.body).toContain("24 vCPU, 48 GB RAM, 1024 GB storage");
+    // 24 × 30 + 48 × 10 + 1024 × 0.2 with the default price table.
+    expect(summary.body).toContain("1404.80 USD (list price estimate)");
+    const ok = await post(a, `${PLATFORMS}/deploy?namespace=default`, cookie, { ...typed, intent: "launch" });
+    expect(ok.statusCode).toBe(303);
+    expect(viewer.platforms.get("default/big")?.spec).toEqual({
+      plan: "Custom",
+      domains: { platform: "big.example.test" },
+      resources: { cpu: "24", memory: "48Gi", storage: "1Ti" },
+    });
+    const progress = await a.inject({
+      method: "GET",
+      url: ok.headers.location as string,
+      headers: { cookie },
+    });
+    expect(progress.body).toContain("24 vCPU, 48 GB RAM, 1024 GB storage");
+  });
+
   it("shows health, uptime and usage as reported (metrics API or a plain 'not reported'), and the configuration groups", async () => {
     const viewer = new FakeViewerApi({ username: "e", groups: [] }, new Set(["* * *"]));
     const p = platform("shop", {

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply } from "fastify";
 import { API_VERSION } from "../api/v1alpha1/kind.ts";
 import type { ScalePlatform } from "../api/v1alpha1/scaleplatform.ts";
 import { DEFAULT_PLATFORM_CONFIG } from "../controllers/scaleplatform/config.ts";
+import { parseCustom, parseResources } from "../controllers/scaleplatform/desired/common.ts";
 import { ApiError } from "../runtime/errors.ts";
 import { allowed, pickNamespace } from "./access.ts";
 import { registerConfigRoutes } from "./routes-config.ts";
@@ -16,8 +17,11 @@ import { PLATFORMS_PATH } from "./views/layout.ts";
 import type { ConfigState } from "./views/platform-config.ts";
 import {
   CREDENTIAL_ROWS,
+  customFiguresOf,
   type DeployForm,
   DeployPage,
+  type DeployPrices,
+  EMPTY_DEPLOY_FORM,
   PlatformCards,
   PlatformsPage,
   ProgressPage,
@@ -28,8 +32,15 @@ type Q = Record<string, string | undefined>;
 
 // List prices for the estimate before launch (the operator's defaults; once launched the
 // platform's status carries the installation's own estimate).
-const { currency, Standard, Professional, Enterprise } = DEFAULT_PLATFORM_CONFIG.prices;
-const PRICES = { Standard, Professional, Enterprise };
+const { currency, Standard, Professional, Enterprise, perVcpu, perGiBMemory, perGiBStorage } =
+  DEFAULT_PLATFORM_CONFIG.prices;
+const PRICES: DeployPrices = {
+  plans: { Standard, Professional, Enterprise },
+  perVcpu,
+  perGiBMemory,
+  perGiBStorage,
+  currency,
+};
 
 const str = (v: unknown) => (typeof v === "string" ? v.trim() : "");
 
@@ -39,6 +50,9 @@ function platformField(path: string): string {
   if (path.startsWith("spec.domains")) return "domain";
   if (path.startsWith("spec.store.name")) return "storeName";
   if (path.startsWith("spec.store")) return "contactEmail";
+  if (path.startsWith("spec.resources.cpu")) return "cpu";
+  if (path.startsWith("spec.resources.memory")) return "memory";
+  if (path.startsWith("spec.resources.storage")) return "storage";
   return "";
 }
 
@@ -79,7 +93,7 @@ export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
       configEventsHref: `${PLATFORMS_PATH}/${encodeURIComponent(ns)}/${encodeURIComponent(name)}/config/events`,
       config,
       prices: PRICES,
-      currency,
+      custom: platform.spec.resources ? parseCustom(platform.spec) : undefined,
     });
     return ctx.page(reply, s, name, body, status);
   }
@@ -246,12 +260,18 @@ export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
     try {
       const { ns } = await pickNamespace(s, ctx.opts.namespaces ?? [], namespace, "scaleplatforms");
       if (name) return await platformPage(reply, s, ns, name);
-      const form: DeployForm = { name: "", plan: "Standard", domain: "", storeName: "", contactEmail: "" };
       return ctx.page(
         reply,
         s,
         "Deploy",
-        DeployPage({ session: s, namespace: ns, form, errors: {}, general: [], prices: PRICES, currency }),
+        DeployPage({
+          session: s,
+          namespace: ns,
+          form: EMPTY_DEPLOY_FORM,
+          errors: {},
+          general: [],
+          prices: PRICES,
+        }),
       );
     } catch (err) {
       return ctx.fail(reply, s, err);
@@ -268,19 +288,26 @@ export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
       domain: str(body.domain),
       storeName: str(body.storeName),
       contactEmail: str(body.contactEmail),
+      cpu: str(body.cpu),
+      memory: str(body.memory),
+      storage: str(body.storage),
     };
+    const custom = form.plan === "Custom" ? customFiguresOf(form, parseResources) : undefined;
     const page = (errors: Record<string, string[]>, general: string[], status: number) =>
       ctx.page(
         reply,
         s,
         "Deploy",
-        DeployPage({ session: s, namespace: ns, form, errors, general, prices: PRICES, currency }),
+        DeployPage({ session: s, namespace: ns, form, errors, general, prices: PRICES, custom }),
         status,
       );
     if (body.intent !== "launch") return page({}, [], 200);
     const spec: Record<string, unknown> = { plan: form.plan, domains: { platform: form.domain } };
     if (form.storeName || form.contactEmail)
       spec.store = { name: form.storeName, contactEmail: form.contactEmail };
+    // The Custom plan's resources as typed: the API server checks them (quantities, required).
+    if (form.plan === "Custom")
+      spec.resources = { cpu: form.cpu, memory: form.memory, storage: form.storage };
     const platform = {
       apiVersion: API_VERSION,
       kind: "ScalePlatform",

@@ -1,4 +1,4 @@
-import { PLAN_TABLE, type PlatformPlan, planBudget } from "../../api/plans.ts";
+import { type CustomFigures, PLAN_TABLE, type PlatformPlan, planBudget } from "../../api/plans.ts";
 import { PLATFORM_STEPS, type ScalePlatform } from "../../api/v1alpha1/scaleplatform.ts";
 import type { Session } from "../sessions.ts";
 import { html, type VNode } from "./html.ts";
@@ -8,9 +8,18 @@ import { Upgrade, Webhooks } from "./platform-manage.ts";
 import { HealthAndUsage, type LiveUsage } from "./platform-status.ts";
 import { Badge } from "./tasks-list.ts";
 
-/** Plans offered on the deploy page (Custom needs explicit resources: kubectl for now). */
+/** The fixed plans of the deploy page's table; Custom follows with the resources typed in. */
 export const DEPLOY_PLANS = ["Standard", "Professional", "Enterprise"] as const;
 type FixedPlan = (typeof DEPLOY_PLANS)[number];
+
+/** List prices for the estimate before launch: per fixed plan, and per unit for Custom. */
+export interface DeployPrices {
+  plans: Record<FixedPlan, number>;
+  perVcpu: number;
+  perGiBMemory: number;
+  perGiBStorage: number;
+  currency: string;
+}
 
 const cpu = (m: number) => `${m / 1000} vCPU`;
 const gb = (mib: number) => `${mib / 1024} GB`;
@@ -22,7 +31,23 @@ export interface DeployForm {
   domain: string;
   storeName: string;
   contactEmail: string;
+  /** Custom plan only: Kubernetes quantities, as spec.resources takes them. */
+  cpu: string;
+  memory: string;
+  storage: string;
 }
+
+/** An empty deploy form (Standard selected). */
+export const EMPTY_DEPLOY_FORM: DeployForm = {
+  name: "",
+  plan: "Standard",
+  domain: "",
+  storeName: "",
+  contactEmail: "",
+  cpu: "",
+  memory: "",
+  storage: "",
+};
 
 const STEP_LABELS: Record<(typeof PLATFORM_STEPS)[number], string> = {
   InfrastructureProvisioned: "Infrastructure provisioned",
@@ -86,28 +111,64 @@ function PlanTable({ selected }: { selected: string }): VNode {
         <th scope="row"><label class="plan-choice"><input type="radio" name="plan" value=${plan} checked=${selected === plan} class="check" /> ${plan}</label></th>
         <td data-label="vCPU">${f.cpuMillis / 1000}</td><td data-label="RAM">${gb(f.memoryMiB)}</td><td data-label="Storage">${f.storageGiB} GB</td>
         <td data-label="Products">${f.maxProducts?.toLocaleString("en-US") ?? "unlimited"}</td><td data-label="Concurrent users">${f.concurrentUsers}</td><td data-label="App replicas">${f.minReplicas}–${f.maxReplicas}</td></tr>`;
-    })}</tbody></table></div></fieldset>`;
+    })}
+    <tr><th scope="row"><label class="plan-choice"><input type="radio" name="plan" value="Custom" checked=${selected === "Custom"} class="check" /> Custom</label></th>
+      <td data-label="vCPU">as agreed</td><td data-label="RAM">as agreed</td><td data-label="Storage">as agreed</td>
+      <td data-label="Products">unlimited</td><td data-label="Concurrent users">dedicated</td><td data-label="App replicas">1–3</td></tr>
+    </tbody></table></div></fieldset>`;
+}
+
+/**
+ * The Custom plan's figures as the summary can show them, or undefined while one is missing or
+ * not a quantity (the API server's own message comes on launch).
+ */
+export function customFiguresOf(
+  form: DeployForm,
+  parse: (r: { cpu: string; memory: string; storage: string }) => CustomFigures,
+): CustomFigures | undefined {
+  const quantity = /^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/;
+  if (![form.cpu, form.memory, form.storage].every((q) => quantity.test(q))) return undefined;
+  const f = parse({ cpu: form.cpu, memory: form.memory, storage: form.storage });
+  return f.cpuMillis > 0 && f.memoryMiB > 0 && f.storageGiB > 0 ? f : undefined;
 }
 
 /** The deployment summary of a plan (before launch, from the plan table and list prices). */
 export function Summary(p: {
   name: string;
   plan: string;
-  prices: Record<FixedPlan, number>;
-  currency: string;
+  prices: DeployPrices;
+  /** The Custom plan's figures, when the form holds valid ones. */
+  custom?: CustomFigures;
   /** The operator's estimate once the platform exists (its installation's price table). */
   estimate?: { amount: string; currency: string };
 }): VNode {
-  const plan = (DEPLOY_PLANS as readonly string[]).includes(p.plan) ? (p.plan as FixedPlan) : "Standard";
-  const b = planBudget(plan as PlatformPlan);
+  const plan: PlatformPlan =
+    p.plan === "Custom" || (DEPLOY_PLANS as readonly string[]).includes(p.plan)
+      ? (p.plan as PlatformPlan)
+      : "Standard";
+  const b = plan === "Custom" ? (p.custom ? planBudget(plan, p.custom) : undefined) : planBudget(plan);
+  const listPrice = (): string => {
+    if (plan !== "Custom") return `${p.prices.plans[plan]} ${p.prices.currency}`;
+    if (!b) return "—";
+    const t = b.total;
+    const amount =
+      (t.cpuMillis / 1000) * p.prices.perVcpu +
+      (t.memoryMiB / 1024) * p.prices.perGiBMemory +
+      t.storageGiB * p.prices.perGiBStorage;
+    return `${amount.toFixed(2)} ${p.prices.currency}`;
+  };
   return html`<section class="panel" aria-labelledby="h-summary"><h2 id="h-summary">Deployment summary</h2>
     <dl class="facts">
       <dt>Platform</dt><dd>Commerce</dd>
       <dt>Instance</dt><dd>${p.name || "—"}</dd>
       <dt>Plan</dt><dd>${plan}</dd>
-      <dt>Resources</dt><dd>${cpu(b.total.cpuMillis)}, ${gb(b.total.memoryMiB)} RAM, ${b.total.storageGiB} GB storage; app ${b.app.minReplicas}–${b.app.maxReplicas} replicas of ${cpu(b.app.cpuMillis)} / ${gb(b.app.memoryMiB)}, database ${cpu(b.database.cpuMillis)} / ${gb(b.database.memoryMiB)}</dd>
-      <dt>Monthly cost</dt><dd>${p.estimate ? `${p.estimate.amount} ${p.estimate.currency} (estimate)` : `${p.prices[plan]} ${p.currency} (list price estimate)`}</dd>
-      <dt>Included</dt><dd>SSL certificates, daily backups, DDoS protection, 24/7 monitoring, automatic scaling, email support</dd>
+      <dt>Resources</dt><dd>${
+        b
+          ? `${cpu(b.total.cpuMillis)}, ${gb(b.total.memoryMiB)} RAM, ${b.total.storageGiB} GB storage; app ${b.app.minReplicas}–${b.app.maxReplicas} replicas of ${cpu(b.app.cpuMillis)} / ${gb(b.app.memoryMiB)}, database ${cpu(b.database.cpuMillis)} / ${gb(b.database.memoryMiB)}`
+          : "enter the Custom plan's vCPU, memory and storage"
+      }</dd>
+      <dt>Monthly cost</dt><dd>${p.estimate ? `${p.estimate.amount} ${p.estimate.currency} (estimate)` : `${listPrice()} (list price estimate)`}</dd>
+      <dt>Included</dt><dd>SSL certificates, daily backups, DDoS protection, 24/7 monitoring, automatic scaling, email support${plan === "Custom" ? ", dedicated resources by agreement" : ""}</dd>
     </dl></section>`;
 }
 
@@ -118,8 +179,9 @@ export function DeployPage(p: {
   form: DeployForm;
   errors: Record<string, string[]>;
   general: string[];
-  prices: Record<FixedPlan, number>;
-  currency: string;
+  prices: DeployPrices;
+  /** The Custom plan's figures, when the form holds valid ones. */
+  custom?: CustomFigures;
 }): VNode {
   const f = p.form;
   const field = (id: keyof DeployForm, label: string, hint: string, type = "text") => {
@@ -144,7 +206,15 @@ export function DeployPage(p: {
         ${field("contactEmail", "Contact email", "Required with a store name.", "email")}
       </div>
       <${PlanTable} selected=${f.plan} />
-      <${Summary} name=${f.name} plan=${f.plan} prices=${p.prices} currency=${p.currency} />
+      <fieldset><legend>Custom plan resources</legend>
+        <p class="hint">Only with the Custom plan, as agreed with sales; Kubernetes quantities. They can only grow later.</p>
+        <div class="grid">
+          ${field("cpu", "vCPU", "Total vCPU, e.g. 24.")}
+          ${field("memory", "Memory", "Total memory, e.g. 48Gi.")}
+          ${field("storage", "Storage", "Database storage, e.g. 1Ti.")}
+        </div>
+      </fieldset>
+      <${Summary} name=${f.name} plan=${f.plan} prices=${p.prices} custom=${p.custom} />
       <div class="actions">
         <button type="submit" name="intent" value="summary" class="secondary">Update summary</button>
         <button type="submit" name="intent" value="launch">Launch Platform</button>
@@ -213,8 +283,9 @@ export function ProgressPage(p: {
   configEventsHref: string;
   /** A configuration group as posted, with the API server's answer. */
   config?: ConfigState;
-  prices: Record<FixedPlan, number>;
-  currency: string;
+  prices: DeployPrices;
+  /** A Custom platform's spec.resources, parsed. */
+  custom?: CustomFigures;
 }): VNode {
   const x = p.platform;
   const u = x.status?.urls ?? {};
@@ -247,5 +318,5 @@ export function ProgressPage(p: {
     <section class="panel" aria-labelledby="h-credentials"><h2 id="h-credentials">Admin credentials</h2>
       <${Credentials} platform=${x} session=${p.session} canReveal=${p.can.readSecrets} revealed=${p.revealed} /></section>
     <${ConfigurationGroups} platform=${x} session=${p.session} canPatch=${p.can.patch} state=${p.config} eventsHref=${p.configEventsHref} />
-    <${Summary} name=${x.metadata.name ?? ""} plan=${x.spec.plan} prices=${p.prices} currency=${p.currency} estimate=${x.status?.monthlyCostEstimate} />`;
+    <${Summary} name=${x.metadata.name ?? ""} plan=${x.spec.plan} prices=${p.prices} custom=${p.custom} estimate=${x.status?.monthlyCostEstimate} />`;
 }

@@ -93,6 +93,21 @@ describe("platform pages in Chromium against the API server", () => {
     await page.getByRole("link", { name: "Deploy" }).click();
     await page.getByLabel("Instance name").fill("shop");
     await page.getByLabel("Store domain").fill("shop.example.test");
+    // The Custom plan takes its resources from the form; the API server's own check of a
+    // quantity comes back beside the field, and nothing is created.
+    await page.getByRole("radio", { name: "Custom", exact: true }).check();
+    await page.getByLabel("vCPU", { exact: true }).fill("24");
+    await page.getByLabel("Memory", { exact: true }).fill("lots");
+    await page.getByLabel("Storage", { exact: true }).fill("1Ti");
+    await page.getByRole("button", { name: "Launch Platform" }).click();
+    await expect.poll(() => page.locator("#memory-error").textContent()).toContain("spec.resources.memory");
+    const refused = await kubectl(["get", "splat", "shop"], { namespace: ns.name, allowFailure: true });
+    expect(refused.stderr).toContain("NotFound");
+    await page.getByLabel("Memory", { exact: true }).fill("48Gi");
+    await page.getByRole("button", { name: "Update summary" }).click();
+    await expect.poll(() => page.locator("#h-summary + dl").textContent()).toContain("1404.80 USD");
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    await screenshots(page, "platform-deploy-custom");
     await page.getByLabel("Professional").check();
     await page.getByRole("button", { name: "Update summary" }).click();
     await expect.poll(() => page.locator("#h-summary + dl").textContent()).toContain("449 USD");

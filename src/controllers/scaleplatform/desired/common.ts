@@ -56,8 +56,11 @@ type Component = "app" | "database";
 
 /** Parses the Kubernetes quantities of a Custom plan into the numbers planBudget takes. */
 export function parseCustom(spec: ScalePlatformSpec) {
-  const r = spec.resources;
-  if (!r) return undefined;
+  return spec.resources ? parseResources(spec.resources) : undefined;
+}
+
+/** The numbers planBudget takes from a Custom plan's resources (quantities already validated). */
+export function parseResources(r: NonNullable<ScalePlatformSpec["resources"]>) {
   return {
     cpuMillis: cpuMillis(r.cpu),
     memoryMiB: Math.floor(bytes(r.memory) / 2 ** 20),
