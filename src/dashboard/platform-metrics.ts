@@ -79,16 +79,18 @@ export interface PodCounters {
   databaseBytes?: number;
 }
 
+const zeroCounters = (): PodCounters => ({
+  requests: 0,
+  errors: 0,
+  durationSeconds: 0,
+  durationCount: 0,
+  cacheHits: 0,
+  cacheReads: 0,
+});
+
 /** The counters the dashboard shows, from one pod's /metrics text. */
 export function podCounters(text: string): PodCounters {
-  const c: PodCounters = {
-    requests: 0,
-    errors: 0,
-    durationSeconds: 0,
-    durationCount: 0,
-    cacheHits: 0,
-    cacheReads: 0,
-  };
+  const c = zeroCounters();
   for (const s of parsePromText(text)) {
     const shop = !INTERNAL_ROUTES.has(s.labels.route ?? "");
     switch (s.name) {
@@ -171,14 +173,7 @@ const increase = (prev: number, cur: number) => (cur >= prev ? cur - prev : cur)
  * totals since the pods started.
  */
 export function performance(cur: MetricsSample, prev?: MetricsSample): PlatformPerformance {
-  const sum: PodCounters = {
-    requests: 0,
-    errors: 0,
-    durationSeconds: 0,
-    durationCount: 0,
-    cacheHits: 0,
-    cacheReads: 0,
-  };
+  const sum = zeroCounters();
   let pods = 0;
   let databaseBytes: number | undefined;
   for (const [pod, c] of cur.pods) {
