@@ -7,6 +7,7 @@ import { covers } from "../auth/scopes.ts";
 import type { DB } from "../db/database.ts";
 import type { RateLimiter } from "../http/ratelimit.ts";
 import { SDL } from "./schema.ts";
+import { WEBHOOK_SDL, webhookResolvers } from "./webhooks.ts";
 
 // GraphQL at /graphql (mercurius) over the same model and auth as /api/v1. Top-level fields and
 // mutations run the REST handlers in-process (fastify inject with the caller's credential), so
@@ -19,7 +20,7 @@ export const MAX_COST = 1000;
 export const MAX_DEPTH = 8;
 const LIST_GUESS = 10;
 
-type Ctx = { reply: { request: FastifyRequest } };
+export type Ctx = { reply: { request: FastifyRequest } };
 
 export async function installGraphql(
   app: FastifyInstance,
@@ -66,6 +67,7 @@ export async function installGraphql(
   });
   const orNull = async <T>(p: Promise<T>) =>
     p.catch((e: GraphQLError) => (e.extensions?.status === 404 ? null : Promise.reject(e)));
+  const webhooks = webhookResolvers({ rest, need, qs, page, conn, orNull }, db);
 
   const resolvers: IResolvers = {
     Query: {
@@ -99,6 +101,7 @@ export async function installGraphql(
         orNull(rest(ctx, "GET", `/orders/${encodeURIComponent(a.id)}`)),
       analytics: (_: unknown, a: { from: string; to: string }, ctx: Ctx) =>
         rest(ctx, "GET", `/analytics?${qs(a)}`),
+      ...webhooks.Query,
     },
     Mutation: {
       createProduct: (
@@ -122,6 +125,7 @@ export async function installGraphql(
         rest(ctx, "POST", `/orders/${encodeURIComponent(id)}/transitions`, b),
       adjustInventory: (_: unknown, { variantId, ...b }: { variantId: string }, ctx: Ctx) =>
         rest(ctx, "POST", `/inventory/${encodeURIComponent(variantId)}/adjustments`, b),
+      ...webhooks.Mutation,
     },
   };
 
@@ -198,9 +202,9 @@ export async function installGraphql(
   };
 
   await app.register(mercurius, {
-    schema: SDL,
+    schema: [SDL, WEBHOOK_SDL],
     resolvers,
-    loaders,
+    loaders: { ...loaders, ...webhooks.loaders },
     queryDepth: MAX_DEPTH,
     graphiql: false,
     path: "/graphql",
