@@ -1,7 +1,15 @@
 import { describe, expect, it } from "vitest";
+import { adminLocaleOf } from "../src/admin/locale.ts";
 import { loadConfig } from "../src/config.ts";
 import { composeMail } from "../src/email/mailer.ts";
-import { CATALOGS, messagesFor, textLang } from "../src/i18n/index.ts";
+import {
+  ADMIN_CATALOGS,
+  type AdminMessages,
+  adminMessagesFor,
+  CATALOGS,
+  messagesFor,
+  textLang,
+} from "../src/i18n/index.ts";
 import { localeOf, taxNote } from "../src/store/locale.ts";
 
 // The message catalogs: every language has every key of the English one (the types check the
@@ -29,6 +37,52 @@ describe("message catalogs", () => {
       const empty = Object.entries(t).filter(([, v]) => v === "");
       expect(empty, lang).toEqual([]);
     }
+  });
+
+  it("of the admin have every key of the English admin catalog, non-empty", () => {
+    const en = shape(ADMIN_CATALOGS.en as unknown as Record<string, unknown>).sort();
+    expect(Object.keys(ADMIN_CATALOGS).sort()).toEqual(Object.keys(CATALOGS).sort());
+    for (const [lang, t] of Object.entries(ADMIN_CATALOGS)) {
+      expect(shape(t as unknown as Record<string, unknown>).sort(), lang).toEqual(en);
+      const empty = (o: object, at = ""): string[] =>
+        Object.entries(o).flatMap(([k, v]) =>
+          v && typeof v === "object" ? empty(v, `${at}${k}.`) : v === "" ? [`${at}${k}`] : [],
+        );
+      expect(empty(t), lang).toEqual([]);
+    }
+    // A catalog lacking a key is not an AdminMessages: typecheck fails without the directive.
+    const { signIn: _, ...partial } = adminMessagesFor("de");
+    // @ts-expect-error the key signIn is missing
+    const incomplete: AdminMessages = partial;
+    expect(incomplete.signIn).toBeUndefined();
+  });
+
+  it("give the admin the platform's language, date format, timezone, currency and tax display", () => {
+    const de = adminLocaleOf(
+      config({
+        defaultLanguage: "de-AT",
+        currency: "EUR",
+        timezone: "Europe/Vienna",
+        dateFormat: "DD.MM.YYYY",
+        tax: { pricesIncludeTax: true, defaultRatePercent: "20" },
+      }),
+    );
+    expect(de.htmlLang).toBe("de-AT");
+    expect(de.t.signIn).toBe("Anmelden");
+    expect(de.money(123456, "EUR")).toMatch(/^€\s1\.234,56$/);
+    expect(de.number(1234567)).toMatch(/^1\s?234\s?567$/);
+    expect(de.dateTime("2026-11-23T23:30:00Z")).toMatch(/^24\.11\.2026 00:30/);
+    expect(de.day("2026-03-07")).toBe("07.03.2026");
+    expect(de.country("CH")).toBe("Schweiz");
+    expect(de.taxNote).toBe("inkl. 20 % MwSt.");
+    const en = adminLocaleOf(
+      config({ currency: "USD", dateFormat: "MM/DD/YYYY", tax: { defaultRatePercent: "0" } }),
+    );
+    expect(en.htmlLang).toBe("en");
+    expect(en.money(150, "USD")).toBe("$1.50");
+    expect(en.dateTime("2026-11-23T23:30:00Z")).toMatch(/^11\/23\/2026 11:30\sPM UTC$/);
+    expect(en.taxNote).toBe("");
+    expect(adminLocaleOf(config({ defaultLanguage: "fr" })).htmlLang).toBe("en");
   });
 
   it("are chosen by the exact tag, then the primary subtag, then English", () => {

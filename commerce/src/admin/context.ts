@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Config } from "../config.ts";
 import type { AdminApi } from "./api.ts";
 import type { AdminDB } from "./db.ts";
+import type { AdminLocale } from "./locale.ts";
 import type { Session, Sessions } from "./sessions.ts";
 import { renderPage, type VNode } from "./views/html.ts";
 import type { PageCtx } from "./views/layout.ts";
@@ -20,6 +21,8 @@ export interface AdminCtx {
   sessions: Sessions;
   api: AdminApi;
   storeName: string;
+  /** The admin's language and formats (from the localization settings). */
+  loc: AdminLocale;
 }
 
 export type Form = Record<string, string | string[] | undefined>;
@@ -40,6 +43,7 @@ export function pageCtx(c: AdminCtx, req: FastifyRequest, reply: FastifyReply): 
     session: req.adminSession,
     path: req.url.split("?")[0] ?? "/admin/",
     storeName: c.storeName,
+    loc: c.loc,
   };
 }
 

@@ -9,6 +9,7 @@ import { allowList } from "./allowlist.ts";
 import { AdminApi, ApiError } from "./api.ts";
 import { type AdminCtx, pageCtx, requireSignedIn, sendPage } from "./context.ts";
 import { adminDb } from "./db.ts";
+import { adminLocaleOf } from "./locale.ts";
 import { authRoutes } from "./routes-auth.ts";
 import { catalogRoutes } from "./routes-catalog.ts";
 import { manageRoutes } from "./routes-manage.ts";
@@ -52,6 +53,7 @@ export async function adminRoutes(app: FastifyInstance, deps: AdminDeps): Promis
     sessions,
     api: new AdminApi(app, deps.auth.internalCredential("admin"), deps.internalToken),
     storeName: config.CONFIG_STORE?.name ?? config.PLATFORM_INSTANCE,
+    loc: adminLocaleOf(config),
   };
   const allowed = allowList(config.COMMERCE_ADMIN_ALLOWED_CIDRS);
   // The admin belongs to the admin host; on the store and API hosts it does not exist. Other
@@ -100,14 +102,17 @@ export async function adminRoutes(app: FastifyInstance, deps: AdminDeps): Promis
   app.setErrorHandler(async (err: FastifyError, req, reply) => {
     const status = err instanceof ApiError ? err.status : (err.statusCode ?? 500);
     if (status >= 500) req.log.error({ err }, "admin request failed");
+    const { t } = c.loc;
+    // Messages of the API's problems stay as the API words them (English, like its documentation).
     const message =
       err.code === "FST_CSRF_INVALID_TOKEN" || err.code === "FST_CSRF_MISSING_SECRET"
-        ? "The form was stale or did not come from this site. Reload the page and try again."
+        ? t.staleForm
         : status >= 500
-          ? "The request failed; try again."
+          ? t.requestFailed
           : err.message;
     const ctx = pageCtx(c, req, reply);
-    return sendPage(reply, Layout({ title: "Error", ctx, children: ErrorBody({ status, message }) }), status);
+    const body = ErrorBody({ t, status, message });
+    return sendPage(reply, Layout({ title: t.error, ctx, children: body }), status);
   });
 
   app.get("/admin/assets/:name", async (req, reply) => {

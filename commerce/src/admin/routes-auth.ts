@@ -30,15 +30,13 @@ export function authRoutes(app: FastifyInstance, c: AdminCtx): void {
   const setCookie = (reply: FastifyReply, id: string) => reply.setCookie(SESSION_COOKIE, id, cookieOptions);
   const limited = (req: Req, reply: FastifyReply) =>
     sendPage(reply, html429(pageCtx(c, req, reply)), 429).header("retry-after", "900");
+  const { t } = c.loc;
   const html429 = (ctx: ReturnType<typeof pageCtx>) =>
     Layout({
-      title: "Too many attempts",
+      title: t.errorHeading[429],
       ctx,
       narrow: true,
-      children: ErrorBody({
-        status: 429,
-        message: "Too many failed sign-in attempts. Try again in 15 minutes.",
-      }),
+      children: ErrorBody({ t, status: 429, message: t.tooManyAttempts(15) }),
     });
 
   app.get("/admin/login", async (req, reply) => {
@@ -54,7 +52,7 @@ export function authRoutes(app: FastifyInstance, c: AdminCtx): void {
     if (!user) {
       await recordFailure(c.db, req.ip, username);
       const ctx = pageCtx(c, req, reply);
-      return sendPage(reply, LoginPage({ ctx, error: "Wrong username or password." }), 401);
+      return sendPage(reply, LoginPage({ ctx, error: t.wrongPassword }), 401);
     }
     if (req.adminSession) await c.sessions.destroy(req.adminSession.id);
     await c.sessions.sweep();
@@ -79,11 +77,7 @@ export function authRoutes(app: FastifyInstance, c: AdminCtx): void {
     if (!ok) {
       await recordFailure(c.db, req.ip, s.username);
       const ctx = pageCtx(c, req, reply);
-      return sendPage(
-        reply,
-        VerifyPage({ ctx, error: "That code is not valid (or was already used)." }),
-        401,
-      );
+      return sendPage(reply, VerifyPage({ ctx, error: t.badCode }), 401);
     }
     setCookie(reply, await c.sessions.rotate(s, "full"));
     return reply.redirect("/admin/", 303);
@@ -108,11 +102,9 @@ export function authRoutes(app: FastifyInstance, c: AdminCtx): void {
     const password = field(req.body, "password");
     const confirm = field(req.body, "confirm");
     let error: string | undefined;
-    if (password.length < MIN_PASSWORD_LENGTH)
-      error = `The password needs at least ${MIN_PASSWORD_LENGTH} characters.`;
-    else if (password !== confirm) error = "The two passwords differ.";
-    else if (await checkPassword(c.db, s.username, password))
-      error = "Choose a password other than the initial one.";
+    if (password.length < MIN_PASSWORD_LENGTH) error = t.passwordTooShort(MIN_PASSWORD_LENGTH);
+    else if (password !== confirm) error = t.passwordsDiffer;
+    else if (await checkPassword(c.db, s.username, password)) error = t.passwordUnchanged;
     if (error) return sendPage(reply, PasswordPage({ ctx: pageCtx(c, req, reply), error }), 422);
     await setPassword(c.db, s.userId, password);
     await c.sessions.destroyOthers(s.userId, s.id);
@@ -126,13 +118,7 @@ export function authRoutes(app: FastifyInstance, c: AdminCtx): void {
     const step = matchTotp(s.pendingTotpSecret, field(req.body, "code"));
     if (step === undefined) {
       const ctx = pageCtx(c, req, reply);
-      const page = await enrolPage(
-        c,
-        ctx,
-        s.username,
-        s.pendingTotpSecret,
-        "That code does not match; try the current one.",
-      );
+      const page = await enrolPage(c, ctx, s.username, s.pendingTotpSecret, t.codeMismatch);
       return sendPage(reply, page, 422);
     }
     const codes = newRecoveryCodes();
@@ -157,7 +143,7 @@ async function enrolPage(
   secret: string,
   error?: string,
 ) {
-  const uri = totpFor(secret, username, `${c.storeName} admin`).toString();
+  const uri = totpFor(secret, username, c.loc.t.admin(c.storeName)).toString();
   const svg = await QRCode.toString(uri, { type: "svg", errorCorrectionLevel: "M", margin: 1 });
   const qr = `data:image/svg+xml;base64,${Buffer.from(svg).toString("base64")}`;
   return EnrolPage({ ctx, qr, secret, uri, error });

@@ -1,3 +1,5 @@
+import { adminDe } from "./admin-de.ts";
+import { type AdminMessages, adminEn } from "./admin-en.ts";
 import { de } from "./de.ts";
 import { en, type Messages } from "./en.ts";
 
@@ -7,19 +9,31 @@ import { en, type Messages } from "./en.ts";
 // key (or a wrong argument) a compile error, which string-keyed JSON resources only catch at run
 // time; the one thing such libraries add here, plural selection, is Intl.PluralRules (plural.ts).
 //
-// To add a language: copy de.ts to <tag>.ts, translate it, and list it in CATALOGS.
+// To add a language: copy de.ts to <tag>.ts and admin-de.ts to admin-<tag>.ts, translate them,
+// and list them in CATALOGS and ADMIN_CATALOGS.
 
-export type { Messages };
+export type { AdminMessages, Messages };
 
 export const CATALOGS: Readonly<Record<string, Messages>> = { en, de };
+/** The admin interface's catalogs (admin-en.ts, admin-de.ts), chosen the same way. */
+export const ADMIN_CATALOGS: Readonly<Record<string, AdminMessages>> = { en: adminEn, de: adminDe };
 
 /**
  * The catalog for a BCP 47 tag: the exact tag, then its primary language subtag ("de-AT" → "de"),
  * then English.
  */
 export function messagesFor(tag: string): Messages {
+  return pick(CATALOGS, tag) ?? en;
+}
+
+/** The admin interface's catalog for a tag, by the same rule as `messagesFor`. */
+export function adminMessagesFor(tag: string): AdminMessages {
+  return pick(ADMIN_CATALOGS, tag) ?? adminEn;
+}
+
+function pick<T>(catalogs: Readonly<Record<string, T>>, tag: string): T | undefined {
   const lower = tag.toLowerCase();
-  return CATALOGS[lower] ?? CATALOGS[lower.split("-")[0] ?? ""] ?? en;
+  return catalogs[lower] ?? catalogs[lower.split("-")[0] ?? ""];
 }
 
 /**
@@ -27,7 +41,7 @@ export function messagesFor(tag: string): Messages {
  * speaks its language (a regional "de-CH" stays "de-CH"), else the catalog's own language, so
  * English fallback text is never announced as another language.
  */
-export function textLang(tag: string, t: Messages): string {
+export function textLang(tag: string, t: { lang: string }): string {
   return tag.toLowerCase().split("-")[0] === t.lang.split("-")[0] ? tag : t.lang;
 }
 

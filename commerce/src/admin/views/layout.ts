@@ -1,3 +1,5 @@
+import type { AdminMessages } from "../../i18n/index.ts";
+import type { AdminLocale } from "../locale.ts";
 import type { Session } from "../sessions.ts";
 import { STYLESHEET } from "./assets.ts";
 import { html, type VNode } from "./html.ts";
@@ -8,17 +10,18 @@ export interface PageCtx {
   session?: Session;
   path: string;
   storeName: string;
+  loc: AdminLocale;
 }
 
 export const NAV = [
-  ["/admin/", "Overview"],
-  ["/admin/products", "Products"],
-  ["/admin/orders", "Orders"],
-  ["/admin/customers", "Customers"],
-  ["/admin/credentials", "API keys"],
-  ["/admin/webhooks", "Webhooks"],
-  ["/admin/settings", "Settings"],
-] as const;
+  ["/admin/", "overview"],
+  ["/admin/products", "products"],
+  ["/admin/orders", "orders"],
+  ["/admin/customers", "customers"],
+  ["/admin/credentials", "credentials"],
+  ["/admin/webhooks", "webhooks"],
+  ["/admin/settings", "settings"],
+] as const satisfies readonly (readonly [string, keyof AdminMessages["nav"]])[];
 
 /** The hidden CSRF field every form carries. */
 export const Csrf = ({ ctx }: { ctx: PageCtx }) =>
@@ -30,25 +33,26 @@ const current = (path: string, href: string) =>
 /** The page shell: skip link, header with navigation (when signed in) and sign-out, main content. */
 export function Layout(props: { title: string; ctx: PageCtx; narrow?: boolean; children: unknown }): VNode {
   const { title, ctx, children } = props;
+  const { t } = ctx.loc;
   const full = ctx.session?.stage === "full";
-  return html`<html lang="en">
+  return html`<html lang=${ctx.loc.htmlLang}>
     <head>
       <meta charset="utf-8" />
       <meta name="viewport" content="width=device-width, initial-scale=1" />
       <meta name="referrer" content="no-referrer" />
-      <title>${title} · ${ctx.storeName} admin</title>
+      <title>${title} · ${t.admin(ctx.storeName)}</title>
       <link rel="stylesheet" href=${STYLESHEET.path} />
     </head>
     <body>
-      <a class="skip" href="#main">Skip to content</a>
+      <a class="skip" href="#main">${t.skip}</a>
       <header class="top">
-        <a class="brand" href="/admin/">${ctx.storeName} admin</a>
+        <a class="brand" href="/admin/">${t.admin(ctx.storeName)}</a>
         ${
           full &&
-          html`<nav aria-label="Main">
+          html`<nav aria-label=${t.mainNav}>
             ${NAV.map(
-              ([href, label]) =>
-                html`<a href=${href} aria-current=${current(ctx.path, href) ? "page" : undefined}>${label}</a>`,
+              ([href, key]) =>
+                html`<a href=${href} aria-current=${current(ctx.path, href) ? "page" : undefined}>${t.nav[key]}</a>`,
             )}
           </nav>`
         }
@@ -57,7 +61,7 @@ export function Layout(props: { title: string; ctx: PageCtx; narrow?: boolean; c
           html`<form method="post" action="/admin/logout" class="user">
             <span class="who">${ctx.session.username}</span>
             <${Csrf} ctx=${ctx} />
-            <button type="submit" class="link">Sign out</button>
+            <button type="submit" class="link">${t.signOut}</button>
           </form>`
         }
       </header>
@@ -73,19 +77,21 @@ export function Message({ kind, text }: { kind: "error" | "notice" | "ok"; text?
 }
 
 /** An error page body. */
-export function ErrorBody({ status, message }: { status: number; message: string }): VNode {
+export function ErrorBody({
+  t,
+  status,
+  message,
+}: {
+  t: AdminMessages;
+  status: number;
+  message: string;
+}): VNode {
   const heading =
-    status === 403
-      ? "Not allowed"
-      : status === 404
-        ? "Not found"
-        : status === 429
-          ? "Too many attempts"
-          : "Something went wrong";
+    status === 403 || status === 404 || status === 429 ? t.errorHeading[status] : t.errorHeading.other;
   return html`<section class="panel error" role="alert">
     <h1>${heading} <span class="muted">(${status})</span></h1>
     <p>${message}</p>
-    <p><a href="/admin/">Back to the overview</a></p>
+    <p><a href="/admin/">${t.backToOverview}</a></p>
   </section>`;
 }
 
