@@ -28,7 +28,7 @@ export function parsePrice(s: string): number | undefined {
 
 export function catalogRoutes(app: FastifyInstance, c: AdminCtx): void {
   const tz = c.config.CONFIG_LOCALIZATION?.timezone ?? "UTC";
-  const currency = c.config.CONFIG_LOCALIZATION?.currency ?? "USD";
+  const tp = c.loc.t.products;
 
   app.get("/admin/", async (req, reply) => {
     const now = Date.now();
@@ -51,7 +51,7 @@ export function catalogRoutes(app: FastifyInstance, c: AdminCtx): void {
       limit: 25,
       sort: "title",
     });
-    return { products: r.data, next: r.nextCursor, q: q.q ?? "", cursor: q.cursor ?? "", error, currency };
+    return { products: r.data, next: r.nextCursor, q: q.q ?? "", cursor: q.cursor ?? "", error };
   };
   app.get("/admin/products", async (req, reply) =>
     sendPage(reply, ProductsPage({ ctx: pageCtx(c, req, reply), ...(await listProducts(req)) })),
@@ -60,7 +60,7 @@ export function catalogRoutes(app: FastifyInstance, c: AdminCtx): void {
     const b = req.body;
     const priceMinor = parsePrice(field(b, "price"));
     try {
-      if (priceMinor === undefined) throw new ApiError(422, { detail: "price: a number such as 12.50" });
+      if (priceMinor === undefined) throw new ApiError(422, { detail: tp.badPrice });
       const created = await c.api.call<Product>("POST", "/products", {
         title: field(b, "title"),
         status: field(b, "status") || "active",
@@ -98,7 +98,7 @@ export function catalogRoutes(app: FastifyInstance, c: AdminCtx): void {
     );
     const ok =
       msg.ok ??
-      ({ created: "Product created.", saved: "Saved.", stock: "Stock adjusted." } as Record<string, string>)[
+      ({ created: tp.created, saved: tp.saved, stock: tp.stockAdjusted } as Record<string, string>)[
         (req.query as Q).ok ?? ""
       ];
     return { product, levels, error: msg.error, ok };

@@ -149,7 +149,7 @@ export function WebhooksPage(p: {
           <td data-label="Last response">${d.lastStatusCode ?? d.lastError ?? "—"}</td><td data-label="Created">${dateTime(d.createdAt)}</td></tr>`,
       )}</tbody></table></div>
     ${p.deliveries.length === 0 && html`<p class="muted">No deliveries.</p>`}
-    <${Pager} base="/admin/webhooks" q=${{ status: p.status, cursor: p.cursor }} next=${p.next} />
+    <${Pager} t=${p.ctx.loc.t} base="/admin/webhooks" q=${{ status: p.status, cursor: p.cursor }} next=${p.next} />
   <//>`;
 }
 

@@ -63,7 +63,7 @@ export function OrdersPage(p: {
       )}</tbody>
     </table></div>
     ${p.orders.length === 0 && html`<p class="muted">No orders.</p>`}
-    <${Pager} base="/admin/orders" q=${{ status: p.status, customerId: p.customerId, cursor: p.cursor }} next=${p.next} />
+    <${Pager} t=${p.ctx.loc.t} base="/admin/orders" q=${{ status: p.status, customerId: p.customerId, cursor: p.cursor }} next=${p.next} />
   <//>`;
 }
 
