@@ -35,7 +35,7 @@ export function orderRoutes(app: FastifyInstance, c: AdminCtx): void {
 
   const orderPage = async (req: FastifyRequest, id: string, error?: string) => {
     const order = await c.api.call<Order>("GET", `/orders/${encodeURIComponent(id)}`);
-    const ok = (req.query as Q).ok === "status" ? "Status changed." : undefined;
+    const ok = (req.query as Q).ok === "status" ? c.loc.t.orders.statusChanged : undefined;
     return { order, next: TRANSITIONS[order.status as OrderStatus] ?? [], error, ok };
   };
   app.get("/admin/orders/:id", async (req: FastifyRequest<{ Params: { id: string } }>, reply) =>

@@ -1,11 +1,13 @@
 import type { ShippingAddress } from "../../db/schema.ts";
-import { addressLines, countryNames } from "../../orders/address.ts";
+import type { AdminMessages } from "../../i18n/index.ts";
+import { addressLines } from "../../orders/address.ts";
 import { Pager } from "./catalog.ts";
 import { html, type VNode } from "./html.ts";
-import { Csrf, dateTime, Layout, Message, money, type PageCtx } from "./layout.ts";
+import { Csrf, Layout, Message, type PageCtx } from "./layout.ts";
 
-/** The admin is in English (its `lang`): countries by their English names. */
-const adminCountry = countryNames("en");
+/** An order status in the admin's language (the value stays the API's). */
+export const orderStatusName = (t: AdminMessages, s: string) =>
+  (t.orderStatus as Record<string, string>)[s] ?? s;
 
 // Orders: the list (by status), and one order with its lines, totals, history and the status
 // changes it allows (a refund is the change to `refunded`).
@@ -43,26 +45,29 @@ export function OrdersPage(p: {
   cursor: string;
   next: string | null;
 }): VNode {
-  return html`<${Layout} title="Orders" ctx=${p.ctx}>
-    <h1>Orders</h1>
+  const { loc } = p.ctx;
+  const { t } = loc;
+  const to = t.orders;
+  return html`<${Layout} title=${to.title} ctx=${p.ctx}>
+    <h1>${to.title}</h1>
     <form method="get" action="/admin/orders" class="bar">
-      <div class="field"><label for="status">Status</label><select id="status" name="status">
-        <option value="">Any</option>${p.statuses.map((s) => html`<option selected=${s === p.status}>${s}</option>`)}</select></div>
+      <div class="field"><label for="status">${to.status}</label><select id="status" name="status">
+        <option value="">${to.any}</option>${p.statuses.map((s) => html`<option value=${s} selected=${s === p.status}>${orderStatusName(t, s)}</option>`)}</select></div>
       ${p.customerId && html`<input type="hidden" name="customerId" value=${p.customerId} />`}
-      <button type="submit" class="secondary">Filter</button>
+      <button type="submit" class="secondary">${to.filter}</button>
     </form>
     <div class="table-wrap"><table class="stack">
-      <thead><tr><th scope="col">Order</th><th scope="col">Placed</th><th scope="col">Status</th><th scope="col" class="num">Total</th></tr></thead>
+      <thead><tr><th scope="col">${to.order}</th><th scope="col">${to.placed}</th><th scope="col">${to.status}</th><th scope="col" class="num">${to.total}</th></tr></thead>
       <tbody>${p.orders.map(
         (
           o,
-        ) => html`<tr><td data-label="Order"><a href=${`/admin/orders/${o.id}`}><code>${o.id}</code></a></td>
-          <td data-label="Placed">${dateTime(o.createdAt)}</td>
-          <td data-label="Status"><span class=${`badge ${o.status}`}>${o.status}</span></td>
-          <td class="num" data-label="Total">${money(o.totalMinor, o.currency)}</td></tr>`,
+        ) => html`<tr><td data-label=${to.order}><a href=${`/admin/orders/${o.id}`}><code>${o.id}</code></a></td>
+          <td data-label=${to.placed}>${loc.dateTime(o.createdAt)}</td>
+          <td data-label=${to.status}><span class=${`badge ${o.status}`}>${orderStatusName(t, o.status)}</span></td>
+          <td class="num" data-label=${to.total}>${loc.money(o.totalMinor, o.currency)}</td></tr>`,
       )}</tbody>
     </table></div>
-    ${p.orders.length === 0 && html`<p class="muted">No orders.</p>`}
+    ${p.orders.length === 0 && html`<p class="muted">${to.none}</p>`}
     <${Pager} t=${p.ctx.loc.t} base="/admin/orders" q=${{ status: p.status, customerId: p.customerId, cursor: p.cursor }} next=${p.next} />
   <//>`;
 }
@@ -75,46 +80,52 @@ export function OrderPage(p: {
   ok?: string;
 }): VNode {
   const o = p.order;
-  const m = (n: number) => money(n, o.currency);
-  return html`<${Layout} title=${`Order ${o.id}`} ctx=${p.ctx}>
-    <p><a href="/admin/orders">← Orders</a></p>
-    <h1>Order <code>${o.id}</code></h1>
+  const { loc } = p.ctx;
+  const { t } = loc;
+  const to = t.orders;
+  const m = (n: number) => loc.money(n, o.currency);
+  const status = (s: string) => orderStatusName(t, s);
+  return html`<${Layout} title=${to.orderTitle(o.id)} ctx=${p.ctx}>
+    <p><a href="/admin/orders">${to.back}</a></p>
+    <h1>${to.order} <code>${o.id}</code></h1>
     <${Message} kind="error" text=${p.error} /><${Message} kind="ok" text=${p.ok} />
     <div class="grid">
-      <section class="panel"><h2>Summary</h2><dl class="facts">
-        <dt>Status</dt><dd><span class=${`badge ${o.status}`} data-order-status>${o.status}</span></dd>
-        <dt>Placed</dt><dd>${dateTime(o.createdAt)}</dd>
-        <dt>Customer</dt><dd>${o.customerId ? html`<code>${o.customerId}</code>` : "guest"}</dd>
-        <dt>Shipping</dt><dd>${o.shippingMethod ?? "—"}${o.trackingNumber ? ` · tracking ${o.trackingNumber}` : ""}</dd>
-        <dt>Ship to</dt><dd>${o.shippingAddress ? html`<address data-shipping-address>${addressLines(o.shippingAddress, adminCountry).map((l, i) => html`${i ? html`<br />` : ""}${l}`)}</address>` : "—"}</dd>
-        <dt>Subtotal</dt><dd>${m(o.subtotalMinor)}</dd><dt>Tax</dt><dd>${m(o.taxMinor)}</dd>
-        <dt>Shipping cost</dt><dd>${m(o.shippingMinor)}</dd><dt>Total</dt><dd><strong>${m(o.totalMinor)}</strong></dd>
+      <section class="panel"><h2>${to.summary}</h2><dl class="facts">
+        <dt>${to.status}</dt><dd><span class=${`badge ${o.status}`} data-order-status=${o.status}>${status(o.status)}</span></dd>
+        <dt>${to.placed}</dt><dd>${loc.dateTime(o.createdAt)}</dd>
+        <dt>${to.customer}</dt><dd>${o.customerId ? html`<code>${o.customerId}</code>` : to.guest}</dd>
+        <dt>${to.shipping}</dt><dd>${o.shippingMethod ?? "—"}${o.trackingNumber ? ` · ${to.tracking(o.trackingNumber)}` : ""}</dd>
+        <dt>${to.shipTo}</dt><dd>${o.shippingAddress ? html`<address data-shipping-address>${addressLines(o.shippingAddress, loc.country).map((l, i) => html`${i ? html`<br />` : ""}${l}`)}</address>` : "—"}</dd>
+        <dt>${to.subtotal}</dt><dd>${m(o.subtotalMinor)}</dd><dt>${to.tax}</dt><dd>${m(o.taxMinor)}</dd>
+        <dt>${to.shippingCost}</dt><dd>${m(o.shippingMinor)}</dd><dt>${to.total}</dt><dd><strong>${m(o.totalMinor)}</strong></dd>
       </dl></section>
-      <section class="panel"><h2>Change status</h2>
+      <section class="panel"><h2>${to.changeStatus}</h2>
         ${
           p.next.length
             ? html`<form method="post" action=${`/admin/orders/${o.id}/status`}>
                 <${Csrf} ctx=${p.ctx} />
-                <fieldset class="choices"><legend>New status</legend>
-                  ${p.next.map((s, i) => html`<label><input type="radio" name="to" value=${s} checked=${i === 0} required /> ${s === "refunded" ? "refunded (refund the payment)" : s}</label>`)}
+                <fieldset class="choices"><legend>${to.newStatus}</legend>
+                  ${p.next.map((s, i) => html`<label><input type="radio" name="to" value=${s} checked=${i === 0} required /> ${s === "refunded" ? to.refund(status(s)) : status(s)}</label>`)}
                 </fieldset>
-                ${p.next.includes("shipped") && html`<div class="field"><label for="tracking">Tracking number (when shipping)</label><input id="tracking" name="trackingNumber" maxlength="100" /></div>`}
-                <div class="field"><label for="note">Note</label><input id="note" name="note" maxlength="500" /></div>
-                <button type="submit">Change status</button>
+                ${p.next.includes("shipped") && html`<div class="field"><label for="tracking">${to.trackingNumber}</label><input id="tracking" name="trackingNumber" maxlength="100" /></div>`}
+                <div class="field"><label for="note">${to.note}</label><input id="note" name="note" maxlength="500" /></div>
+                <button type="submit">${to.changeStatus}</button>
               </form>`
-            : html`<p class="muted">A ${o.status} order has no further status.</p>`
+            : html`<p class="muted">${to.final(status(o.status))}</p>`
         }
       </section>
     </div>
-    <section class="panel"><h2>Lines</h2><table class="stack">
-      <thead><tr><th scope="col">Item</th><th scope="col">SKU</th><th scope="col" class="num">Quantity</th><th scope="col" class="num">Unit price</th><th scope="col" class="num">Total</th></tr></thead>
+    <section class="panel"><h2>${to.lines}</h2><table class="stack">
+      <thead><tr><th scope="col">${to.item}</th><th scope="col">${to.sku}</th><th scope="col" class="num">${to.quantity}</th><th scope="col" class="num">${to.unitPrice}</th><th scope="col" class="num">${to.total}</th></tr></thead>
       <tbody>${o.lines.map(
-        (l) => html`<tr><td data-label="Item">${l.title}</td><td data-label="SKU"><code>${l.sku}</code></td>
-        <td class="num" data-label="Quantity">${l.quantity}</td><td class="num" data-label="Unit price">${m(l.unitPriceMinor)}</td><td class="num" data-label="Total">${m(l.totalMinor)}</td></tr>`,
+        (
+          l,
+        ) => html`<tr><td data-label=${to.item}>${l.title}</td><td data-label=${to.sku}><code>${l.sku}</code></td>
+        <td class="num" data-label=${to.quantity}>${loc.number(l.quantity)}</td><td class="num" data-label=${to.unitPrice}>${m(l.unitPriceMinor)}</td><td class="num" data-label=${to.total}>${m(l.totalMinor)}</td></tr>`,
       )}</tbody>
     </table></section>
-    <section class="panel"><h2>History</h2><ol>
-      ${o.history.map((h) => html`<li>${dateTime(h.at)}: ${h.from ?? "created"} → <strong>${h.to}</strong>${h.note ? ` (${h.note})` : ""}</li>`)}
+    <section class="panel"><h2>${to.history}</h2><ol>
+      ${o.history.map((h) => html`<li>${loc.dateTime(h.at)}: ${h.from ? status(h.from) : to.created} → <strong>${status(h.to)}</strong>${h.note ? ` (${h.note})` : ""}</li>`)}
     </ol></section>
   <//>`;
 }
