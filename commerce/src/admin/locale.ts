@@ -20,6 +20,8 @@ export interface AdminLocale {
   number(n: number): string;
   /** An instant as a date in the configured format and a time, in the store's timezone. */
   dateTime(s: string | Date | null | undefined): string;
+  /** An instant's calendar day in the store's timezone, in the configured format. */
+  date(s: string | Date): string;
   /** A calendar day (YYYY-MM-DD, already in the store's timezone) in the configured format. */
   day(s: string): string;
   country(code: string): string;
@@ -58,6 +60,7 @@ export function adminLocaleOf(config: Config): AdminLocale {
       const d = new Date(s);
       return `${store.date(d)} ${time.format(d)}`;
     },
+    date: (s) => store.date(new Date(s)),
     day: (s) => {
       const [y = "", m = "", d = ""] = s.split("-");
       return store.dateFormat.replace("YYYY", y).replace("MM", m).replace("DD", d);

@@ -178,6 +178,17 @@ export const adminDe: AdminMessages = {
     created: "angelegt",
     statusChanged: "Status geändert.",
   },
+  customers: {
+    title: "Kunden",
+    searchLabel: "Namen und E-Mail-Adressen durchsuchen",
+    name: "Name",
+    email: "E-Mail",
+    since: "Kunde seit",
+    orders: "Bestellungen",
+    ordersOf: (name: string) => `Bestellungen von ${name}`,
+    none: "Keine Kunden.",
+    noMatch: (q: string) => `Keine Kunden passen zu „${q}“.`,
+  },
   taxIncluded: (rate: string) => `inkl. ${rate} % MwSt.`,
   taxExcluded: (rate: string) => `zzgl. ${rate} % MwSt.`,
 };

@@ -181,6 +181,18 @@ export const adminEn = {
     created: "created",
     statusChanged: "Status changed.",
   },
+  // Customers
+  customers: {
+    title: "Customers",
+    searchLabel: "Search names and emails",
+    name: "Name",
+    email: "Email",
+    since: "Since",
+    orders: "Orders",
+    ordersOf: (name: string) => `Orders of ${name}`,
+    none: "No customers.",
+    noMatch: (q: string) => `No customers match “${q}”.`,
+  },
   // Formats
   taxIncluded: (rate: string) => `incl. ${rate} % tax`,
   taxExcluded: (rate: string) => `plus ${rate} % tax`,

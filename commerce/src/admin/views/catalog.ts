@@ -161,18 +161,21 @@ export function CustomersPage(p: {
   cursor: string;
   next: string | null;
 }): VNode {
-  return html`<${Layout} title="Customers" ctx=${p.ctx}>
-    <h1>Customers</h1>
-    <${Search} t=${p.ctx.loc.t} base="/admin/customers" q=${p.q} label="Search names and emails" />
+  const { loc } = p.ctx;
+  const { t } = loc;
+  const tc = t.customers;
+  return html`<${Layout} title=${tc.title} ctx=${p.ctx}>
+    <h1>${tc.title}</h1>
+    <${Search} t=${t} base="/admin/customers" q=${p.q} label=${tc.searchLabel} />
     <div class="table-wrap"><table class="stack">
-      <thead><tr><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Since</th><th scope="col">Orders</th></tr></thead>
+      <thead><tr><th scope="col">${tc.name}</th><th scope="col">${tc.email}</th><th scope="col">${tc.since}</th><th scope="col">${tc.orders}</th></tr></thead>
       <tbody>${p.customers.map(
-        (x) => html`<tr><td data-label="Name">${x.name}</td><td data-label="Email">${x.email}</td>
-          <td data-label="Since">${x.createdAt.slice(0, 10)}</td>
-          <td data-label="Orders"><a href=${`/admin/orders?customerId=${encodeURIComponent(x.id)}`}>Orders of ${x.name}</a></td></tr>`,
+        (x) => html`<tr><td data-label=${tc.name}>${x.name}</td><td data-label=${tc.email}>${x.email}</td>
+          <td data-label=${tc.since}>${loc.date(x.createdAt)}</td>
+          <td data-label=${tc.orders}><a href=${`/admin/orders?customerId=${encodeURIComponent(x.id)}`}>${tc.ordersOf(x.name)}</a></td></tr>`,
       )}</tbody>
     </table></div>
-    ${p.customers.length === 0 && html`<p class="muted">No customers${p.q ? ` match “${p.q}”` : ""}.</p>`}
-    <${Pager} t=${p.ctx.loc.t} base="/admin/customers" q=${{ q: p.q, cursor: p.cursor }} next=${p.next} />
+    ${p.customers.length === 0 && html`<p class="muted">${p.q ? tc.noMatch(p.q) : tc.none}</p>`}
+    <${Pager} t=${t} base="/admin/customers" q=${{ q: p.q, cursor: p.cursor }} next=${p.next} />
   <//>`;
 }
