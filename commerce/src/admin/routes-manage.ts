@@ -49,14 +49,14 @@ export function manageRoutes(app: FastifyInstance, c: AdminCtx): void {
         });
         const secret =
           kind === "api-keys"
-            ? { label: "New API key", value: r.key ?? "" }
-            : { label: "New OAuth client secret", value: r.clientSecret ?? "", id: r.id };
+            ? { label: c.loc.t.credentials.newApiKey, value: r.key ?? "" }
+            : { label: c.loc.t.credentials.newClientSecret, value: r.clientSecret ?? "", id: r.id };
         // The secret is in this answer only (no redirect: it must not land in a URL or history).
         return sendPage(reply, await credentials(req, reply, { secret }), 201);
       } catch (err) {
         if (!(err instanceof ApiError) || err.status >= 500) throw err;
         const error = err.problem.errors?.some((e) => e.pointer.startsWith("#/scopes"))
-          ? "Choose at least one scope."
+          ? c.loc.t.credentials.chooseScope
           : err.message;
         return sendPage(reply, await credentials(req, reply, { error }), 422);
       }

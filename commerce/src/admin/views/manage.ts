@@ -22,23 +22,27 @@ const CredentialTable = ({
   ctx: PageCtx;
   kind: "api-keys" | "oauth-clients";
   rows: Credential[];
-}) =>
-  rows.length
+}) => {
+  const { loc } = ctx;
+  const tc = loc.t.credentials;
+  const idLabel = kind === "api-keys" ? tc.key : tc.clientId;
+  return rows.length
     ? html`<div class="table-wrap"><table class="stack">
-      <thead><tr><th scope="col">Name</th><th scope="col">${kind === "api-keys" ? "Key" : "Client ID"}</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">State</th></tr></thead>
+      <thead><tr><th scope="col">${tc.name}</th><th scope="col">${idLabel}</th><th scope="col">${tc.scopes}</th><th scope="col">${tc.created}</th><th scope="col">${tc.state}</th></tr></thead>
       <tbody>${rows.map(
         (
           r,
-        ) => html`<tr><td data-label="Name">${r.name}</td><td data-label=${kind === "api-keys" ? "Key" : "Client ID"}><code>${kind === "api-keys" ? `${r.prefix}…` : r.id}</code></td>
-          <td data-label="Scopes">${r.scopes.join(", ")}</td><td data-label="Created">${dateTime(r.createdAt)}</td>
-          <td data-label="State">${
+        ) => html`<tr><td data-label=${tc.name}>${r.name}</td><td data-label=${idLabel}><code>${kind === "api-keys" ? `${r.prefix}…` : r.id}</code></td>
+          <td data-label=${tc.scopes}>${r.scopes.join(", ")}</td><td data-label=${tc.created}>${loc.dateTime(r.createdAt)}</td>
+          <td data-label=${tc.state}>${
             r.revokedAt
-              ? html`<span class="badge revoked">revoked</span>`
+              ? html`<span class="badge revoked">${tc.revoked}</span>`
               : html`<form method="post" action=${`/admin/credentials/${kind}/${r.id}/revoke`}><${Csrf} ctx=${ctx} />
-                  <button type="submit" class="danger" aria-label=${`Revoke ${r.name}`}>Revoke</button></form>`
+                  <button type="submit" class="danger" aria-label=${tc.revokeNamed(r.name)}>${tc.revoke}</button></form>`
           }</td></tr>`,
       )}</tbody></table></div>`
-    : html`<p class="muted">None yet.</p>`;
+    : html`<p class="muted">${tc.none}</p>`;
+};
 
 const CreateForm = ({
   ctx,
@@ -48,14 +52,17 @@ const CreateForm = ({
   ctx: PageCtx;
   kind: "api-keys" | "oauth-clients";
   scopes: readonly string[];
-}) => html`<form method="post" action=${`/admin/credentials/${kind}`}>
+}) => {
+  const tc = ctx.loc.t.credentials;
+  return html`<form method="post" action=${`/admin/credentials/${kind}`}>
   <${Csrf} ctx=${ctx} />
-  <div class="field"><label for=${`${kind}-name`}>Name</label><input id=${`${kind}-name`} name="name" required maxlength="200" /></div>
-  <fieldset><legend>Scopes</legend><div class="checks">
+  <div class="field"><label for=${`${kind}-name`}>${tc.name}</label><input id=${`${kind}-name`} name="name" required maxlength="200" /></div>
+  <fieldset><legend>${tc.scopes}</legend><div class="checks">
     ${scopes.map((s) => html`<label><input type="checkbox" name="scopes" value=${s} /> ${s}</label>`)}
   </div></fieldset>
-  <button type="submit">${kind === "api-keys" ? "Create API key" : "Create OAuth client"}</button>
+  <button type="submit">${kind === "api-keys" ? tc.createApiKey : tc.createOauthClient}</button>
 </form>`;
+};
 
 export function CredentialsPage(p: {
   ctx: PageCtx;
@@ -65,20 +72,21 @@ export function CredentialsPage(p: {
   secret?: { label: string; value: string; id?: string };
   error?: string;
 }): VNode {
-  return html`<${Layout} title="API keys" ctx=${p.ctx}>
-    <h1>API keys and OAuth clients</h1>
+  const tc = p.ctx.loc.t.credentials;
+  return html`<${Layout} title=${tc.title} ctx=${p.ctx}>
+    <h1>${tc.heading}</h1>
     <${Message} kind="error" text=${p.error} />
     ${
       p.secret &&
       html`<section class="panel ok" role="status"><h2>${p.secret.label}</h2>
-        ${p.secret.id && html`<p>Client ID: <code>${p.secret.id}</code></p>`}
+        ${p.secret.id && html`<p>${tc.clientId}: <code>${p.secret.id}</code></p>`}
         <p class="secret" data-secret>${p.secret.value}</p>
-        <p><strong>Copy it now: it is shown only once.</strong> Only a hash is kept.</p></section>`
+        <p><strong>${tc.copyNow}</strong> ${tc.hashOnly}</p></section>`
     }
-    <section class="panel"><h2>API keys</h2><${CredentialTable} ctx=${p.ctx} kind="api-keys" rows=${p.keys} />
-      <details><summary>New API key</summary><${CreateForm} ctx=${p.ctx} kind="api-keys" scopes=${p.scopes} /></details></section>
-    <section class="panel"><h2>OAuth clients (client credentials)</h2><${CredentialTable} ctx=${p.ctx} kind="oauth-clients" rows=${p.clients} />
-      <details><summary>New OAuth client</summary><${CreateForm} ctx=${p.ctx} kind="oauth-clients" scopes=${p.scopes} /></details></section>
+    <section class="panel"><h2>${tc.apiKeys}</h2><${CredentialTable} ctx=${p.ctx} kind="api-keys" rows=${p.keys} />
+      <details><summary>${tc.newApiKey}</summary><${CreateForm} ctx=${p.ctx} kind="api-keys" scopes=${p.scopes} /></details></section>
+    <section class="panel"><h2>${tc.oauthClients}</h2><${CredentialTable} ctx=${p.ctx} kind="oauth-clients" rows=${p.clients} />
+      <details><summary>${tc.newOauthClient}</summary><${CreateForm} ctx=${p.ctx} kind="oauth-clients" scopes=${p.scopes} /></details></section>
   <//>`;
 }
 
