@@ -18,6 +18,8 @@ export interface AdminLocale {
   taxNote: string;
   money(minor: number, currency: string): string;
   number(n: number): string;
+  /** A duration in milliseconds ("120 ms"). */
+  milliseconds(n: number): string;
   /** An instant as a date in the configured format and a time, in the store's timezone. */
   dateTime(s: string | Date | null | undefined): string;
   /** An instant's calendar day in the store's timezone, in the configured format. */
@@ -33,6 +35,7 @@ export function adminLocaleOf(config: Config): AdminLocale {
   const t = adminMessagesFor(lang);
   const moneyFormats = new Map<string, Intl.NumberFormat>();
   const nf = new Intl.NumberFormat(lang);
+  const ms = new Intl.NumberFormat(lang, { style: "unit", unit: "millisecond" });
   const time = new Intl.DateTimeFormat(lang, {
     timeZone,
     hour: "2-digit",
@@ -55,6 +58,7 @@ export function adminLocaleOf(config: Config): AdminLocale {
       return f.format(minor / 100);
     },
     number: (n) => nf.format(n),
+    milliseconds: (n) => ms.format(n),
     dateTime: (s) => {
       if (!s) return "—";
       const d = new Date(s);

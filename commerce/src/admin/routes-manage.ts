@@ -86,7 +86,7 @@ export function manageRoutes(app: FastifyInstance, c: AdminCtx): void {
       }),
       c.api.get<{ data: Endpoint[] }>("/webhook-endpoints"),
     ]);
-    const ok = q.ok === "enabled" ? "Endpoint enabled." : undefined;
+    const ok = q.ok === "enabled" ? c.loc.t.webhooks.endpointEnabled : undefined;
     const page = WebhooksPage({
       ctx: pageCtx(c, req, reply),
       deliveries: d.data,
@@ -100,7 +100,7 @@ export function manageRoutes(app: FastifyInstance, c: AdminCtx): void {
   });
   app.get("/admin/webhooks/:id", async (req: FastifyRequest<{ Params: { id: string } }>, reply) => {
     const d = await c.api.call<Delivery>("GET", `/webhook-deliveries/${encodeURIComponent(req.params.id)}`);
-    const ok = (req.query as { ok?: string }).ok === "replay" ? "Replay queued." : undefined;
+    const ok = (req.query as { ok?: string }).ok === "replay" ? c.loc.t.webhooks.replayQueued : undefined;
     return sendPage(reply, DeliveryPage({ ctx: pageCtx(c, req, reply), d, ok }));
   });
   app.post("/admin/webhooks/:id/replay", async (req: FastifyRequest<{ Params: { id: string } }>, reply) => {

@@ -94,11 +94,3 @@ export function ErrorBody({
     <p><a href="/admin/">${t.backToOverview}</a></p>
   </section>`;
 }
-
-/** Money in minor units as the store's currency. */
-export function money(minor: number, currency: string): string {
-  return new Intl.NumberFormat("en", { style: "currency", currency }).format(minor / 100);
-}
-
-export const dateTime = (s: string | null | undefined) =>
-  s ? `${new Date(s).toISOString().replace("T", " ").slice(0, 16)} UTC` : "—";

@@ -1,6 +1,6 @@
 import { Pager } from "./catalog.ts";
 import { html, type VNode } from "./html.ts";
-import { Csrf, dateTime, Layout, Message, type PageCtx } from "./layout.ts";
+import { Csrf, Layout, Message, type PageCtx } from "./layout.ts";
 
 // API keys and OAuth clients (a secret shown once), the webhook delivery log, and settings.
 
@@ -117,6 +117,9 @@ export interface Endpoint {
   disabledReason: string | null;
 }
 
+const deliveryStatus = (ctx: PageCtx, s: string) =>
+  (ctx.loc.t.deliveryStatus as Record<string, string>)[s] ?? s;
+
 export function WebhooksPage(p: {
   ctx: PageCtx;
   deliveries: Delivery[];
@@ -126,58 +129,62 @@ export function WebhooksPage(p: {
   next: string | null;
   ok?: string;
 }): VNode {
-  return html`<${Layout} title="Webhooks" ctx=${p.ctx}>
-    <h1>Webhooks</h1>
+  const { loc } = p.ctx;
+  const tw = loc.t.webhooks;
+  return html`<${Layout} title=${tw.title} ctx=${p.ctx}>
+    <h1>${tw.title}</h1>
     <${Message} kind="ok" text=${p.ok} />
-    <section class="panel"><h2>Endpoints</h2>
-      ${p.endpoints.length === 0 && html`<p class="muted">No webhooks are configured (spec.webhooks of the platform).</p>`}
+    <section class="panel"><h2>${tw.endpoints}</h2>
+      ${p.endpoints.length === 0 && html`<p class="muted">${tw.noEndpoints}</p>`}
       <ul>${p.endpoints.map(
         (e) => html`<li><strong>${e.name}</strong> <code>${e.url}</code> · ${e.events.join(", ")}
           ${
             e.disabledAt
-              ? html` · <span class="badge failed">disabled</span> ${e.disabledReason ?? ""}
-            <form method="post" action=${`/admin/webhooks/endpoints/${e.name}/enable`} class="actions"><${Csrf} ctx=${p.ctx} /><button type="submit" class="secondary">Enable</button></form>`
-              : html` · <span class="badge active">enabled</span>`
+              ? html` · <span class="badge failed">${tw.disabled}</span> ${e.disabledReason ?? ""}
+            <form method="post" action=${`/admin/webhooks/endpoints/${e.name}/enable`} class="actions"><${Csrf} ctx=${p.ctx} /><button type="submit" class="secondary">${tw.enable}</button></form>`
+              : html` · <span class="badge active">${tw.enabled}</span>`
           }</li>`,
       )}</ul>
     </section>
-    <h2>Deliveries</h2>
+    <h2>${tw.deliveries}</h2>
     <form method="get" action="/admin/webhooks" class="bar">
-      <div class="field"><label for="status">Status</label><select id="status" name="status"><option value="">Any</option>
-        ${["pending", "succeeded", "failed", "cancelled"].map((s) => html`<option selected=${s === p.status}>${s}</option>`)}</select></div>
-      <button type="submit" class="secondary">Filter</button>
+      <div class="field"><label for="status">${tw.status}</label><select id="status" name="status"><option value="">${tw.any}</option>
+        ${["pending", "succeeded", "failed", "cancelled"].map((s) => html`<option value=${s} selected=${s === p.status}>${deliveryStatus(p.ctx, s)}</option>`)}</select></div>
+      <button type="submit" class="secondary">${tw.filter}</button>
     </form>
     <div class="table-wrap"><table class="stack">
-      <thead><tr><th scope="col">Event</th><th scope="col">Webhook</th><th scope="col">Status</th><th scope="col" class="num">Attempts</th><th scope="col">Last response</th><th scope="col">Created</th></tr></thead>
+      <thead><tr><th scope="col">${tw.event}</th><th scope="col">${tw.webhook}</th><th scope="col">${tw.status}</th><th scope="col" class="num">${tw.attempts}</th><th scope="col">${tw.lastResponse}</th><th scope="col">${tw.created}</th></tr></thead>
       <tbody>${p.deliveries.map(
         (
           d,
-        ) => html`<tr><td data-label="Event"><a href=${`/admin/webhooks/${d.id}`}>${d.type}</a></td><td data-label="Webhook">${d.webhook}</td>
-          <td data-label="Status"><span class=${`badge ${d.status}`}>${d.status}</span></td><td class="num" data-label="Attempts">${d.attempts}</td>
-          <td data-label="Last response">${d.lastStatusCode ?? d.lastError ?? "—"}</td><td data-label="Created">${dateTime(d.createdAt)}</td></tr>`,
+        ) => html`<tr><td data-label=${tw.event}><a href=${`/admin/webhooks/${d.id}`}>${d.type}</a></td><td data-label=${tw.webhook}>${d.webhook}</td>
+          <td data-label=${tw.status}><span class=${`badge ${d.status}`}>${deliveryStatus(p.ctx, d.status)}</span></td><td class="num" data-label=${tw.attempts}>${loc.number(d.attempts)}</td>
+          <td data-label=${tw.lastResponse}>${d.lastStatusCode ?? d.lastError ?? "—"}</td><td data-label=${tw.created}>${loc.dateTime(d.createdAt)}</td></tr>`,
       )}</tbody></table></div>
-    ${p.deliveries.length === 0 && html`<p class="muted">No deliveries.</p>`}
-    <${Pager} t=${p.ctx.loc.t} base="/admin/webhooks" q=${{ status: p.status, cursor: p.cursor }} next=${p.next} />
+    ${p.deliveries.length === 0 && html`<p class="muted">${tw.none}</p>`}
+    <${Pager} t=${loc.t} base="/admin/webhooks" q=${{ status: p.status, cursor: p.cursor }} next=${p.next} />
   <//>`;
 }
 
 export function DeliveryPage({ ctx, d, ok }: { ctx: PageCtx; d: Delivery; ok?: string }): VNode {
-  return html`<${Layout} title="Webhook delivery" ctx=${ctx}>
-    <p><a href="/admin/webhooks">← Webhooks</a></p>
+  const { loc } = ctx;
+  const tw = loc.t.webhooks;
+  return html`<${Layout} title=${tw.delivery} ctx=${ctx}>
+    <p><a href="/admin/webhooks">${tw.back}</a></p>
     <h1>${d.type} → ${d.webhook}</h1>
     <${Message} kind="ok" text=${ok} />
     <section class="panel"><dl class="facts">
-      <dt>Status</dt><dd><span class=${`badge ${d.status}`}>${d.status}</span></dd><dt>URL</dt><dd><code>${d.url}</code></dd>
-      <dt>Event id</dt><dd><code>${d.eventId}</code></dd><dt>Created</dt><dd>${dateTime(d.createdAt)}</dd></dl></section>
-    <section class="panel"><h2>Attempts</h2><table class="stack">
-      <thead><tr><th scope="col" class="num">#</th><th scope="col">At</th><th scope="col">Response</th><th scope="col" class="num">Duration</th></tr></thead>
+      <dt>${tw.status}</dt><dd><span class=${`badge ${d.status}`}>${deliveryStatus(ctx, d.status)}</span></dd><dt>${tw.url}</dt><dd><code>${d.url}</code></dd>
+      <dt>${tw.eventId}</dt><dd><code>${d.eventId}</code></dd><dt>${tw.created}</dt><dd>${loc.dateTime(d.createdAt)}</dd></dl></section>
+    <section class="panel"><h2>${tw.attempts}</h2><table class="stack">
+      <thead><tr><th scope="col" class="num">#</th><th scope="col">${tw.at}</th><th scope="col">${tw.response}</th><th scope="col" class="num">${tw.duration}</th></tr></thead>
       <tbody>${(d.attemptLog ?? []).map(
         (
           a,
-        ) => html`<tr><td class="num" data-label="#">${a.attempt}</td><td data-label="At">${dateTime(a.at)}</td>
-        <td data-label="Response">${a.statusCode ?? a.error ?? "—"}</td><td class="num" data-label="Duration">${a.durationMs} ms</td></tr>`,
+        ) => html`<tr><td class="num" data-label="#">${a.attempt}</td><td data-label=${tw.at}>${loc.dateTime(a.at)}</td>
+        <td data-label=${tw.response}>${a.statusCode ?? a.error ?? "—"}</td><td class="num" data-label=${tw.duration}>${loc.milliseconds(a.durationMs)}</td></tr>`,
       )}</tbody></table>
-      <form method="post" action=${`/admin/webhooks/${d.id}/replay`}><${Csrf} ctx=${ctx} /><button type="submit">Replay</button></form>
+      <form method="post" action=${`/admin/webhooks/${d.id}/replay`}><${Csrf} ctx=${ctx} /><button type="submit">${tw.replay}</button></form>
     </section>
   <//>`;
 }
