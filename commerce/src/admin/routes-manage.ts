@@ -120,26 +120,24 @@ export function manageRoutes(app: FastifyInstance, c: AdminCtx): void {
 
   app.get("/admin/settings", async (req, reply) => {
     const cfg = c.config;
+    const ts = c.loc.t.settings;
+    // Titles and sources in the admin's language; the values keep the spec's field names.
     const groups: [string, string, unknown][] = [
-      ["Plan", "spec.plan", { plan: cfg.PLATFORM_PLAN, maxProducts: cfg.PLAN_MAX_PRODUCTS }],
-      ["Addresses", "spec.domains", { store: cfg.PLATFORM_URL, admin: cfg.ADMIN_URL, api: cfg.API_URL }],
-      ["Store", "spec.store", cfg.CONFIG_STORE],
-      ["Localization", "spec.localization", cfg.CONFIG_LOCALIZATION],
-      ["Email", "spec.email (password in its Secret)", cfg.CONFIG_EMAIL],
+      [ts.plan, "spec.plan", { plan: cfg.PLATFORM_PLAN, maxProducts: cfg.PLAN_MAX_PRODUCTS }],
+      [ts.addresses, "spec.domains", { store: cfg.PLATFORM_URL, admin: cfg.ADMIN_URL, api: cfg.API_URL }],
+      [ts.store, "spec.store", cfg.CONFIG_STORE],
+      [ts.localization, "spec.localization", cfg.CONFIG_LOCALIZATION],
+      [ts.email, ts.emailSource, cfg.CONFIG_EMAIL],
+      [ts.gateways, ts.gatewaysSource, cfg.CONFIG_PAYMENT_GATEWAYS],
+      [ts.shipping, "spec.shippingMethods", cfg.CONFIG_SHIPPING_METHODS],
+      [ts.webhooks, ts.webhooksSource, cfg.CONFIG_WEBHOOKS],
       [
-        "Payment gateways",
-        "spec.paymentGateways (credentials in their Secrets)",
-        cfg.CONFIG_PAYMENT_GATEWAYS,
-      ],
-      ["Shipping methods", "spec.shippingMethods", cfg.CONFIG_SHIPPING_METHODS],
-      ["Webhooks", "spec.webhooks (signing keys in their Secrets)", cfg.CONFIG_WEBHOOKS],
-      [
-        "Admin access",
+        ts.adminAccess,
         "spec.security.adminAllowedCIDRs",
         {
           allowedCIDRs: cfg.COMMERCE_ADMIN_ALLOWED_CIDRS.length
             ? cfg.COMMERCE_ADMIN_ALLOWED_CIDRS
-            : "everyone",
+            : ts.everyone,
         },
       ],
     ];

@@ -248,6 +248,27 @@ export const adminEn = {
     endpointEnabled: "Endpoint enabled.",
     replayQueued: "Replay queued.",
   },
+  // Settings
+  settings: {
+    title: "Settings",
+    managed:
+      "These settings are managed in the ScalePlatform resource (GitOps): change them in its spec and the operator rolls them out. This page only shows them. Secrets (passwords, keys) are never shown.",
+    from: "From",
+    notSet: "Not set.",
+    everyone: "everyone",
+    plan: "Plan",
+    addresses: "Addresses",
+    store: "Store",
+    localization: "Localization",
+    email: "Email",
+    emailSource: "spec.email (password in its Secret)",
+    gateways: "Payment gateways",
+    gatewaysSource: "spec.paymentGateways (credentials in their Secrets)",
+    shipping: "Shipping methods",
+    webhooks: "Webhooks",
+    webhooksSource: "spec.webhooks (signing keys in their Secrets)",
+    adminAccess: "Admin access",
+  },
   // Formats
   taxIncluded: (rate: string) => `incl. ${rate} % tax`,
   taxExcluded: (rate: string) => `plus ${rate} % tax`,

@@ -205,18 +205,18 @@ function Value({ v }: { v: unknown }): VNode {
 }
 
 export function SettingsPage({ ctx, groups }: { ctx: PageCtx; groups: [string, string, unknown][] }): VNode {
-  return html`<${Layout} title="Settings" ctx=${ctx}>
-    <h1>Settings</h1>
-    <p class="panel notice">These settings are managed in the ScalePlatform resource (GitOps): change them in its spec
-      and the operator rolls them out. This page only shows them. Secrets (passwords, keys) are never shown.</p>
+  const ts = ctx.loc.t.settings;
+  return html`<${Layout} title=${ts.title} ctx=${ctx}>
+    <h1>${ts.title}</h1>
+    <p class="panel notice">${ts.managed}</p>
     <div class="grid">
     ${groups.map(
       ([
         title,
         source,
         value,
-      ]) => html`<section class="panel"><h2>${title}</h2><p class="hint">From <code>${source}</code></p>
-        ${value === undefined ? html`<p class="muted">Not set.</p>` : html`<${Value} v=${value} />`}</section>`,
+      ]) => html`<section class="panel"><h2>${title}</h2><p class="hint">${ts.from} <code>${source}</code></p>
+        ${value === undefined ? html`<p class="muted">${ts.notSet}</p>` : html`<${Value} v=${value} />`}</section>`,
     )}
     </div>
   <//>`;
