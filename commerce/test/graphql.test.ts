@@ -73,6 +73,13 @@ describe("GraphQL", () => {
       variants: [{ sku: "KET-1", inventory: { available: 1 } }],
     });
     expect(q.data.customers.nodes[0].orders[0]).toEqual({ totalMinor: 6600, lines: [{ sku: "KET-1" }] });
+    // Timestamps loaded by the batched relations are RFC 3339 like the REST ones.
+    const ts = await gql(
+      `{ orders(first: 1) { nodes { createdAt customer { createdAt orders { createdAt } } } } }`,
+    );
+    const o1 = ts.data.orders.nodes[0];
+    expect(o1.customer.createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T/);
+    expect(o1.customer.orders[0].createdAt).toBe(o1.createdAt);
     expect(q.data.orders.nodes[0]).toEqual({ status: "paid", customer: { name: "G" } });
     expect(q.data.analytics).toEqual({ orders: 0, revenueMinor: 0 });
   });

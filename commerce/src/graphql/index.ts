@@ -130,6 +130,9 @@ export async function installGraphql(
   };
 
   type Q<T> = { obj: T; params: Record<string, unknown> }[];
+  /** A row read here as the REST handlers write it: timestamps as RFC 3339 (GraphQL's String of a Date would be its epoch milliseconds). */
+  const wire = <T extends object>(row: T) =>
+    Object.fromEntries(Object.entries(row).map(([k, v]) => [k, v instanceof Date ? v.toISOString() : v]));
   const loaders: MercuriusLoaders = {
     Variant: {
       inventory: async (queries: Q<{ id: string }>, ctx: Ctx) => {
@@ -154,7 +157,10 @@ export async function installGraphql(
         const rows = ids.length
           ? await db.selectFrom("customers").selectAll().where("id", "in", ids).execute()
           : [];
-        return queries.map((q) => rows.find((r) => r.id === q.obj.customerId) ?? null);
+        return queries.map((q) => {
+          const r = rows.find((c) => c.id === q.obj.customerId);
+          return r ? wire(r) : null;
+        });
       },
     },
     Customer: {
@@ -195,7 +201,7 @@ export async function installGraphql(
         return queries.map((q) =>
           rows
             .filter((r) => r.customerId === q.obj.id)
-            .map((r) => ({ ...r, lines: lines.filter((l) => l.orderId === r.id) })),
+            .map((r) => ({ ...wire(r), lines: lines.filter((l) => l.orderId === r.id) })),
         );
       },
     },
