@@ -37,7 +37,10 @@ const api = async (path: string, init: { method?: string; json?: unknown; key?: 
 
 async function check(name: string) {
   expect(await seriousA11yViolations(page), `axe on ${name}`).toEqual([]);
-  await screenshots(page, ARTIFACTS, name);
+  expect(await screenshots(page, ARTIFACTS, name), `horizontal overflow on ${name}`).toEqual({
+    desktop: 0,
+    phone: 0,
+  });
 }
 
 beforeAll(async () => {
