@@ -21,6 +21,15 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** Overrides the transport's per-request timeout for this request (0: none). */
   timeoutMs?: number;
+  /**
+   * Called right before the request is handed to the HTTP library, after every await of the
+   * transport (credentials); throwing refuses to send it. The leader's write fence: a write
+   * decided on while leading must not go out after a pause (SIGSTOP, a long GC, a starved VM)
+   * that outlasted the lease. It belongs to this one request only (no context is carried to
+   * timers or other requests the call starts), so the elector's own lease writes and discovery
+   * are never held by it.
+   */
+  fence?: () => void;
 }
 
 /** Options of a transport. */
@@ -106,7 +115,7 @@ export class KubeTransport extends KubernetesObjectApi {
     if (signals.length)
       ctx.setSignal((signals.length === 1 ? signals[0] : AbortSignal.any(signals)) as never);
     try {
-      return await this.send<T>(method, path, ctx);
+      return await this.send<T>(method, path, ctx, opts.fence);
     } catch (err) {
       if (timer?.signal.aborted && !opts.signal?.aborted) {
         throw new RequestTimeoutError(`${method} ${path}: no answer within ${timeoutMs} ms`, timeoutMs, {
@@ -119,12 +128,14 @@ export class KubeTransport extends KubernetesObjectApi {
     }
   }
 
-  private async send<T>(method: Method, path: string, ctx: RequestContext): Promise<T> {
+  private async send<T>(method: Method, path: string, ctx: RequestContext, fence?: () => void): Promise<T> {
     await this.kc.applySecurityAuthentication(ctx);
     // client-node builds a fresh connection pool per request; keep the first one so
     // connections (and TLS sessions) are reused across requests.
     this.dispatcher ??= ctx.getDispatcher();
     if (this.dispatcher) ctx.setDispatcher(this.dispatcher as never);
+    // No await between this check and the hand-over: httpApi.send calls undici's fetch at once.
+    fence?.();
     let res: Awaited<ReturnType<ReturnType<typeof this.configuration.httpApi.send>["toPromise"]>>;
     try {
       res = await this.configuration.httpApi.send(ctx).toPromise();
