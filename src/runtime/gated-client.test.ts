@@ -9,7 +9,8 @@ import type { KubeObject } from "./types.ts";
 
 // The leader gate over the real client and transport, against a loopback HTTP server that records
 // what reaches it: a write decided on while leading must not go out once the lease has lapsed
-// during the transport's own awaits (discovery, credentials), as after a SIGSTOP in between.
+// during the transport's own awaits (discovery, credentials) or while it waits for its
+// connection, as after a SIGSTOP in between.
 
 let server: Server;
 let port = 0;
@@ -27,7 +28,8 @@ beforeAll(async () => {
           : path === "/apis/example.com/v1"
             ? [{ name: "widgets", kind: "Widget", namespaced: true }]
             : undefined;
-      res.writeHead(200, { "content-type": "application/json" });
+      // Every request connects anew, so each has a wait for its connection.
+      res.writeHead(200, { "content-type": "application/json", connection: "close" });
       res.end(
         JSON.stringify(
           resources ? { resources } : { apiVersion: "v1", kind: "Echo", metadata: { name: "e" } },
@@ -103,6 +105,23 @@ describe("GatedKubeClient over the real transport", () => {
       "PUT /api/v1/namespaces/ns/configmaps/a",
       "DELETE /api/v1/namespaces/ns/configmaps/a",
     ]);
+  });
+
+  it("checks it once more when the request has its connection: a lease lapsing while it connects stops it before its first byte", async () => {
+    let lapse = false;
+    const { lease, base, gate } = setup(() => {
+      // After the transport's own check has passed, before the new connection is up.
+      if (lapse) setImmediate(() => (lease.held = false));
+    });
+    await base.get("v1", "ConfigMap", "ns", "warm");
+    lapse = true;
+    await expect(gate.apply(cm("a"))).rejects.toBeInstanceOf(NotLeaderError);
+    lease.held = true;
+    await expect(gate.delete("v1", "ConfigMap", "ns", "a")).rejects.toBeInstanceOf(NotLeaderError);
+    expect(writes()).toEqual([]);
+    // The transport stays usable for requests outside the fence.
+    await base.delete("v1", "ConfigMap", "ns", "a");
+    expect(writes()).toEqual(["DELETE /api/v1/namespaces/ns/configmaps/a"]);
   });
 
   it("fences only the write's own request: discovery it starts, shared with others, and the base client (the elector's lease writes) are not held", async () => {

@@ -1,5 +1,5 @@
 import { HttpMethod, type KubeConfig, KubernetesObjectApi, RequestContext } from "@kubernetes/client-node";
-import { type Dispatcher, request as undiciRequest } from "undici";
+import { type Dispatcher, getGlobalDispatcher, request as undiciRequest } from "undici";
 import { ApiError, RetryableError } from "./errors.ts";
 import { type ResourceType, splitApiVersion } from "./types.ts";
 
@@ -41,6 +41,33 @@ export interface TransportOptions {
    * Watches are long-lived and have their own inactivity limit instead.
    */
   requestTimeoutMs?: number;
+}
+
+/**
+ * `dispatcher` with `fence` called when a request is about to be written on its connection
+ * (undici's onRequestStart, on a connected socket, before the request line); a throw aborts the
+ * request there, before any byte of it leaves, and is passed to `onRefused`.
+ */
+function fencedDispatcher(
+  dispatcher: Dispatcher,
+  fence: () => void,
+  onRefused: (err: unknown) => void,
+): Dispatcher {
+  return dispatcher.compose((dispatch) => (opts, handler) => {
+    // Inherits every other callback of the caller's handler (fetch's), with `this` kept.
+    const fenced: Dispatcher.DispatchHandler = Object.create(handler);
+    fenced.onRequestStart = function (controller, context) {
+      try {
+        fence();
+      } catch (err) {
+        onRefused(err);
+        controller.abort(err as Error);
+        return;
+      }
+      handler.onRequestStart?.call(this, controller, context);
+    };
+    return dispatch(opts, fenced);
+  });
 }
 
 /** Default per-request timeout, as kubectl's and client-go's usual `--request-timeout` scale. */
@@ -134,12 +161,24 @@ export class KubeTransport extends KubernetesObjectApi {
     // connections (and TLS sessions) are reused across requests.
     this.dispatcher ??= ctx.getDispatcher();
     if (this.dispatcher) ctx.setDispatcher(this.dispatcher as never);
-    // No await between this check and the hand-over: httpApi.send calls undici's fetch at once.
-    fence?.();
+    let refused: { err: unknown } | undefined;
+    if (fence) {
+      fence();
+      // Checked once more inside undici, once the request has its connection and right before
+      // its first byte is written: waiting for a connection (a TLS handshake, a busy pool) is
+      // time a pause can fall into too.
+      const base = (this.dispatcher as Dispatcher | undefined) ?? getGlobalDispatcher();
+      ctx.setDispatcher(
+        fencedDispatcher(base, fence, (err) => {
+          refused = { err };
+        }) as never,
+      );
+    }
     let res: Awaited<ReturnType<ReturnType<typeof this.configuration.httpApi.send>["toPromise"]>>;
     try {
       res = await this.configuration.httpApi.send(ctx).toPromise();
     } catch (err) {
+      if (refused) throw refused.err;
       // undici reports "fetch failed" and hides the reason (ECONNREFUSED, reset, ...) in `cause`.
       const cause = (err as { cause?: { message?: string; code?: string } }).cause;
       const why = cause?.code ?? cause?.message ?? (err as Error).message;
