@@ -15,9 +15,9 @@ export class NotLeaderError extends Error {
  * so a reconcile still running when the lease is lost cannot write anything more.
  *
  * `allowed()` is checked when a write is called, and again right before its request is sent
- * (`withWriteFence` of the inner client): the transport awaits discovery and credentials in
- * between, and a process paused there past its renew deadline would otherwise send, on resuming,
- * a write it decided on while it still led.
+ * (`withWriteFence` of the inner client): the transport awaits discovery and credentials and
+ * may wait for a connection in between, and a process paused there past its renew deadline would
+ * otherwise send, on resuming, a write it decided on while it still led.
  */
 export class GatedKubeClient extends DelegatingClient {
   private readonly allowed: () => boolean;

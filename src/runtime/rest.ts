@@ -23,7 +23,8 @@ export interface RequestOptions {
   timeoutMs?: number;
   /**
    * Called right before the request is handed to the HTTP library, after every await of the
-   * transport (credentials); throwing refuses to send it. The leader's write fence: a write
+   * transport (credentials), and again when undici has its connection, right before its first
+   * byte is written; throwing refuses to send it. The leader's write fence: a write
    * decided on while leading must not go out after a pause (SIGSTOP, a long GC, a starved VM)
    * that outlasted the lease. It belongs to this one request only (no context is carried to
    * timers or other requests the call starts), so the elector's own lease writes and discovery
@@ -41,6 +42,15 @@ export interface TransportOptions {
    * Watches are long-lived and have their own inactivity limit instead.
    */
   requestTimeoutMs?: number;
+}
+
+/** Carries the error a fence threw from inside undici to the caller, unwrapped. */
+class FenceRefusal extends Error {
+  readonly reason: unknown;
+  constructor(reason: unknown) {
+    super("refused by the write fence");
+    this.reason = reason;
+  }
 }
 
 /**
@@ -161,46 +171,79 @@ export class KubeTransport extends KubernetesObjectApi {
     // connections (and TLS sessions) are reused across requests.
     this.dispatcher ??= ctx.getDispatcher();
     if (this.dispatcher) ctx.setDispatcher(this.dispatcher as never);
-    let refused: { err: unknown } | undefined;
-    if (fence) {
-      fence();
-      // Checked once more inside undici, once the request has its connection and right before
-      // its first byte is written: waiting for a connection (a TLS handshake, a busy pool) is
-      // time a pause can fall into too.
-      const base = (this.dispatcher as Dispatcher | undefined) ?? getGlobalDispatcher();
-      ctx.setDispatcher(
-        fencedDispatcher(base, fence, (err) => {
-          refused = { err };
-        }) as never,
-      );
-    }
-    let res: Awaited<ReturnType<ReturnType<typeof this.configuration.httpApi.send>["toPromise"]>>;
+    // After the transport's last await: the lease may have lapsed while the credentials were made.
+    fence?.();
+    let status: number;
+    let text: string;
     try {
-      res = await this.configuration.httpApi.send(ctx).toPromise();
+      if (fence) ({ status, text } = await this.sendFenced(ctx, fence));
+      else {
+        const res = await this.configuration.httpApi.send(ctx).toPromise();
+        status = res.httpStatusCode;
+        text = await res.body.text();
+      }
     } catch (err) {
-      if (refused) throw refused.err;
+      if (err instanceof FenceRefusal) throw err.reason;
       // undici reports "fetch failed" and hides the reason (ECONNREFUSED, reset, ...) in `cause`.
       const cause = (err as { cause?: { message?: string; code?: string } }).cause;
-      const why = cause?.code ?? cause?.message ?? (err as Error).message;
+      const why = cause?.code ?? cause?.message ?? (err as { code?: string }).code ?? (err as Error).message;
       throw new Error(`${method} ${path}: ${why}`, { cause: err });
     }
-    const text = await res.body.text();
     let parsed: unknown;
     try {
       parsed = text ? JSON.parse(text) : undefined;
     } catch {
       parsed = text;
     }
-    if (res.httpStatusCode < 200 || res.httpStatusCode > 299) {
+    if (status < 200 || status > 299) {
       const st = parsed as { reason?: string; message?: string } | undefined;
       throw new ApiError(
-        res.httpStatusCode,
+        status,
         st?.reason ?? "Unknown",
-        `${method} ${path}: ${res.httpStatusCode} ${st?.message ?? text.slice(0, 200)}`,
+        `${method} ${path}: ${status} ${st?.message ?? text.slice(0, 200)}`,
         parsed,
       );
     }
     return parsed as T;
+  }
+
+  /**
+   * Sends a fenced request so that nothing can fall between the last check and the bytes leaving:
+   * the fence runs again when undici has the request's connection (a connection may have to be
+   * opened first), and from there the request goes out in the same synchronous step.
+   * Hence HTTP/1.1 (the same origin's http1-only pool of the shared agent) with the body handed
+   * over whole: over HTTP/2, Node sends a stream's frames from a later turn of the event loop,
+   * and fetch streams a body over later microtasks; a pause there would send, on resuming, a
+   * request checked before it.
+   */
+  private async sendFenced(
+    ctx: RequestContext,
+    fence: () => void,
+  ): Promise<{ status: number; text: string }> {
+    let refused: unknown;
+    const dispatcher = fencedDispatcher(
+      (this.dispatcher as Dispatcher | undefined) ?? getGlobalDispatcher(),
+      fence,
+      (err) => {
+        refused = err;
+      },
+    );
+    const body = ctx.getBody();
+    try {
+      const res = await undiciRequest(ctx.getUrl(), {
+        dispatcher,
+        method: ctx.getHttpMethod() as Dispatcher.HttpMethod,
+        headers: ctx.getHeaders(),
+        body: typeof body === "string" ? body : undefined,
+        signal: ctx.getSignal() as AbortSignal | undefined,
+        // The agent keeps a separate http1-only pool for such requests (undici's Agent).
+        allowH2: false,
+      } as Parameters<typeof undiciRequest>[1]);
+      return { status: res.statusCode, text: await res.body.text() };
+    } catch (err) {
+      if (refused !== undefined) throw new FenceRefusal(refused);
+      throw err;
+    }
   }
 
   /** Looks up plural and scope of a type (from the type itself when complete, else by discovery). */
