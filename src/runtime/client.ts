@@ -55,6 +55,13 @@ export interface KubeClient {
    * metrics API's MetricValueList of a namespace's pods); undefined on 404.
    */
   getRaw<T = unknown>(path: string, query?: Record<string, string>): Promise<T | undefined>;
+  /**
+   * This client with `check` called again right before each write request is sent (after every
+   * await of the transport); `check` throws to refuse. Reads, discovery and this client itself
+   * are unaffected. Optional: a client without a transport (the in-memory fake) has no gap
+   * between the caller's check and the write.
+   */
+  withWriteFence?(check: () => void): KubeClient;
 }
 
 /** Removes fields an apply request must not carry (server-owned bookkeeping). */
@@ -70,9 +77,15 @@ function typeOf(obj: { apiVersion: string; kind: string }): ResourceType {
 /** KubeClient over the real API server. */
 export class RealKubeClient implements KubeClient {
   private readonly t: KubeTransport;
+  private readonly fence: (() => void) | undefined;
 
-  constructor(transport: KubeTransport) {
+  constructor(transport: KubeTransport, fence?: () => void) {
     this.t = transport;
+    this.fence = fence;
+  }
+
+  withWriteFence(check: () => void): RealKubeClient {
+    return new RealKubeClient(this.t, check);
   }
 
   /** The underlying transport (for informers and raw requests). */
@@ -116,6 +129,7 @@ export class RealKubeClient implements KubeClient {
       query: { fieldManager: FIELD_MANAGER, force: opts.force ?? true },
       body: applyBody(obj),
       contentType: "application/apply-patch+yaml",
+      fence: this.fence,
     });
   }
 
@@ -136,17 +150,26 @@ export class RealKubeClient implements KubeClient {
       query: { fieldManager: FIELD_MANAGER, force: true },
       body,
       contentType: "application/apply-patch+yaml",
+      fence: this.fence,
     });
   }
 
   async create<T extends KubeObject>(obj: KubeObject) {
     const path = await this.t.path(typeOf(obj), obj.metadata.namespace);
-    return this.t.request<T>("POST", path, { query: { fieldManager: FIELD_MANAGER }, body: obj });
+    return this.t.request<T>("POST", path, {
+      query: { fieldManager: FIELD_MANAGER },
+      body: obj,
+      fence: this.fence,
+    });
   }
 
   async replace<T extends KubeObject>(obj: KubeObject) {
     const path = await this.t.path(typeOf(obj), obj.metadata.namespace, obj.metadata.name);
-    return this.t.request<T>("PUT", path, { query: { fieldManager: FIELD_MANAGER }, body: obj });
+    return this.t.request<T>("PUT", path, {
+      query: { fieldManager: FIELD_MANAGER },
+      body: obj,
+      fence: this.fence,
+    });
   }
 
   async getRaw<T>(path: string, query?: Record<string, string>) {
@@ -161,7 +184,10 @@ export class RealKubeClient implements KubeClient {
   async delete(apiVersion: string, kind: string, namespace: string, name: string, opts: DeleteOptions = {}) {
     try {
       const path = await this.t.path({ apiVersion, kind }, namespace, name);
-      await this.t.request("DELETE", path, { query: { propagationPolicy: opts.propagationPolicy } });
+      await this.t.request("DELETE", path, {
+        query: { propagationPolicy: opts.propagationPolicy },
+        fence: this.fence,
+      });
       return true;
     } catch (err) {
       if (isNotFound(err)) return false;

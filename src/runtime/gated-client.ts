@@ -13,16 +13,24 @@ export class NotLeaderError extends Error {
 /**
  * Passes reads through and refuses writes unless `allowed()` holds. Reconcilers get this client,
  * so a reconcile still running when the lease is lost cannot write anything more.
+ *
+ * `allowed()` is checked when a write is called, and again right before its request is sent
+ * (`withWriteFence` of the inner client): the transport awaits discovery and credentials and
+ * may wait for a connection in between, and a process paused there past its renew deadline would
+ * otherwise send, on resuming, a write it decided on while it still led.
  */
 export class GatedKubeClient extends DelegatingClient {
   private readonly allowed: () => boolean;
   private readonly onWritten: (obj: KubeObject) => void;
+  /** `inner` with the lease check bound to each write request (inner itself when it has no gap). */
+  private readonly writer: KubeClient;
 
   /** `onWritten` gets each object the API server returns for a write (to update caches). */
   constructor(inner: KubeClient, allowed: () => boolean, onWritten: (obj: KubeObject) => void = () => {}) {
     super(inner);
     this.allowed = allowed;
     this.onWritten = onWritten;
+    this.writer = inner.withWriteFence?.(() => this.check()) ?? inner;
   }
 
   private written<T extends KubeObject>(obj: T): T {
@@ -36,22 +44,22 @@ export class GatedKubeClient extends DelegatingClient {
 
   override async apply<T extends KubeObject>(obj: KubeObject, opts?: ApplyOptions) {
     this.check();
-    return this.written(await this.inner.apply<T>(obj, opts));
+    return this.written(await this.writer.apply<T>(obj, opts));
   }
 
   override async applyStatus<T extends KubeObject>(obj: KubeObject) {
     this.check();
-    return this.written(await this.inner.applyStatus<T>(obj));
+    return this.written(await this.writer.applyStatus<T>(obj));
   }
 
   override async create<T extends KubeObject>(obj: KubeObject) {
     this.check();
-    return this.written(await this.inner.create<T>(obj));
+    return this.written(await this.writer.create<T>(obj));
   }
 
   override async replace<T extends KubeObject>(obj: KubeObject) {
     this.check();
-    return this.written(await this.inner.replace<T>(obj));
+    return this.written(await this.writer.replace<T>(obj));
   }
 
   override async delete(
@@ -62,6 +70,6 @@ export class GatedKubeClient extends DelegatingClient {
     opts?: DeleteOptions,
   ) {
     this.check();
-    return this.inner.delete(apiVersion, kind, namespace, name, opts);
+    return this.writer.delete(apiVersion, kind, namespace, name, opts);
   }
 }

@@ -1,5 +1,5 @@
 import { HttpMethod, type KubeConfig, KubernetesObjectApi, RequestContext } from "@kubernetes/client-node";
-import { type Dispatcher, request as undiciRequest } from "undici";
+import { type Dispatcher, getGlobalDispatcher, request as undiciRequest } from "undici";
 import { ApiError, RetryableError } from "./errors.ts";
 import { type ResourceType, splitApiVersion } from "./types.ts";
 
@@ -21,6 +21,16 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** Overrides the transport's per-request timeout for this request (0: none). */
   timeoutMs?: number;
+  /**
+   * Called right before the request is handed to the HTTP library, after every await of the
+   * transport (credentials), and again when undici has its connection, right before its first
+   * byte is written; throwing refuses to send it. The leader's write fence: a write
+   * decided on while leading must not go out after a pause (SIGSTOP, a long GC, a starved VM)
+   * that outlasted the lease. It belongs to this one request only (no context is carried to
+   * timers or other requests the call starts), so the elector's own lease writes and discovery
+   * are never held by it.
+   */
+  fence?: () => void;
 }
 
 /** Options of a transport. */
@@ -32,6 +42,42 @@ export interface TransportOptions {
    * Watches are long-lived and have their own inactivity limit instead.
    */
   requestTimeoutMs?: number;
+}
+
+/** Carries the error a fence threw from inside undici to the caller, unwrapped. */
+class FenceRefusal extends Error {
+  readonly reason: unknown;
+  constructor(reason: unknown) {
+    super("refused by the write fence");
+    this.reason = reason;
+  }
+}
+
+/**
+ * `dispatcher` with `fence` called when a request is about to be written on its connection
+ * (undici's onRequestStart, on a connected socket, before the request line); a throw aborts the
+ * request there, before any byte of it leaves, and is passed to `onRefused`.
+ */
+function fencedDispatcher(
+  dispatcher: Dispatcher,
+  fence: () => void,
+  onRefused: (err: unknown) => void,
+): Dispatcher {
+  return dispatcher.compose((dispatch) => (opts, handler) => {
+    // Inherits every other callback of the caller's handler (fetch's), with `this` kept.
+    const fenced: Dispatcher.DispatchHandler = Object.create(handler);
+    fenced.onRequestStart = function (controller, context) {
+      try {
+        fence();
+      } catch (err) {
+        onRefused(err);
+        controller.abort(err as Error);
+        return;
+      }
+      handler.onRequestStart?.call(this, controller, context);
+    };
+    return dispatch(opts, fenced);
+  });
 }
 
 /** Default per-request timeout, as kubectl's and client-go's usual `--request-timeout` scale. */
@@ -106,7 +152,7 @@ export class KubeTransport extends KubernetesObjectApi {
     if (signals.length)
       ctx.setSignal((signals.length === 1 ? signals[0] : AbortSignal.any(signals)) as never);
     try {
-      return await this.send<T>(method, path, ctx);
+      return await this.send<T>(method, path, ctx, opts.fence);
     } catch (err) {
       if (timer?.signal.aborted && !opts.signal?.aborted) {
         throw new RequestTimeoutError(`${method} ${path}: no answer within ${timeoutMs} ms`, timeoutMs, {
@@ -119,38 +165,85 @@ export class KubeTransport extends KubernetesObjectApi {
     }
   }
 
-  private async send<T>(method: Method, path: string, ctx: RequestContext): Promise<T> {
+  private async send<T>(method: Method, path: string, ctx: RequestContext, fence?: () => void): Promise<T> {
     await this.kc.applySecurityAuthentication(ctx);
     // client-node builds a fresh connection pool per request; keep the first one so
     // connections (and TLS sessions) are reused across requests.
     this.dispatcher ??= ctx.getDispatcher();
     if (this.dispatcher) ctx.setDispatcher(this.dispatcher as never);
-    let res: Awaited<ReturnType<ReturnType<typeof this.configuration.httpApi.send>["toPromise"]>>;
+    // After the transport's last await: the lease may have lapsed while the credentials were made.
+    fence?.();
+    let status: number;
+    let text: string;
     try {
-      res = await this.configuration.httpApi.send(ctx).toPromise();
+      if (fence) ({ status, text } = await this.sendFenced(ctx, fence));
+      else {
+        const res = await this.configuration.httpApi.send(ctx).toPromise();
+        status = res.httpStatusCode;
+        text = await res.body.text();
+      }
     } catch (err) {
+      if (err instanceof FenceRefusal) throw err.reason;
       // undici reports "fetch failed" and hides the reason (ECONNREFUSED, reset, ...) in `cause`.
       const cause = (err as { cause?: { message?: string; code?: string } }).cause;
-      const why = cause?.code ?? cause?.message ?? (err as Error).message;
+      const why = cause?.code ?? cause?.message ?? (err as { code?: string }).code ?? (err as Error).message;
       throw new Error(`${method} ${path}: ${why}`, { cause: err });
     }
-    const text = await res.body.text();
     let parsed: unknown;
     try {
       parsed = text ? JSON.parse(text) : undefined;
     } catch {
       parsed = text;
     }
-    if (res.httpStatusCode < 200 || res.httpStatusCode > 299) {
+    if (status < 200 || status > 299) {
       const st = parsed as { reason?: string; message?: string } | undefined;
       throw new ApiError(
-        res.httpStatusCode,
+        status,
         st?.reason ?? "Unknown",
-        `${method} ${path}: ${res.httpStatusCode} ${st?.message ?? text.slice(0, 200)}`,
+        `${method} ${path}: ${status} ${st?.message ?? text.slice(0, 200)}`,
         parsed,
       );
     }
     return parsed as T;
+  }
+
+  /**
+   * Sends a fenced request so that nothing can fall between the last check and the bytes leaving:
+   * the fence runs again when undici has the request's connection (a connection may have to be
+   * opened first), and from there the request goes out in the same synchronous step.
+   * Hence HTTP/1.1 (the same origin's http1-only pool of the shared agent) with the body handed
+   * over whole: over HTTP/2, Node sends a stream's frames from a later turn of the event loop,
+   * and fetch streams a body over later microtasks; a pause there would send, on resuming, a
+   * request checked before it.
+   */
+  private async sendFenced(
+    ctx: RequestContext,
+    fence: () => void,
+  ): Promise<{ status: number; text: string }> {
+    let refused: unknown;
+    const dispatcher = fencedDispatcher(
+      (this.dispatcher as Dispatcher | undefined) ?? getGlobalDispatcher(),
+      fence,
+      (err) => {
+        refused = err;
+      },
+    );
+    const body = ctx.getBody();
+    try {
+      const res = await undiciRequest(ctx.getUrl(), {
+        dispatcher,
+        method: ctx.getHttpMethod() as Dispatcher.HttpMethod,
+        headers: ctx.getHeaders(),
+        body: typeof body === "string" ? body : undefined,
+        signal: ctx.getSignal() as AbortSignal | undefined,
+        // The agent keeps a separate http1-only pool for such requests (undici's Agent).
+        allowH2: false,
+      } as Parameters<typeof undiciRequest>[1]);
+      return { status: res.statusCode, text: await res.body.text() };
+    } catch (err) {
+      if (refused !== undefined) throw new FenceRefusal(refused);
+      throw err;
+    }
   }
 
   /** Looks up plural and scope of a type (from the type itself when complete, else by discovery). */
