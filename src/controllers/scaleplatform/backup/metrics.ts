@@ -127,6 +127,8 @@ export class BackupMetrics {
     let archiveFailed = prev?.archiveFailed;
     if (arch) {
       // failed_count only grows, until the statistics are reset (a crash, a restored database).
+      // The first run's count is the base: before it, archive-push fails until the first backup
+      // creates the stanza, which is setup, not a failure to alert on.
       const grown = archiveFailed === undefined ? 0 : arch.failedCount - archiveFailed;
       const added = grown >= 0 ? grown : arch.failedCount;
       if (prev && added > 0) this.failures.inc({ ...labels, kind: "archive" }, added);
