@@ -8,6 +8,7 @@ import {
 } from "../../api/v1alpha1/labels.ts";
 import type { Manager } from "../../runtime/manager.ts";
 import type { KubeObject, ObjectKey, ResourceType } from "../../runtime/types.ts";
+import { BackupMetrics } from "./backup/metrics.ts";
 import { BackupRequestReconciler } from "./backup/request.ts";
 import type { PlatformControllerConfig } from "./config.ts";
 import type { HealthProbe } from "./health.ts";
@@ -107,7 +108,8 @@ export function registerScalePlatformControllers(
   opts: RegisterPlatformOptions,
 ): ScalePlatformReconciler {
   const cached = new Set([PLATFORM, ...CHILDREN].map((t) => `${t.apiVersion}|${t.kind}`));
-  const reconciler = new ScalePlatformReconciler(opts.config, { cached, probe: opts.probe });
+  const backupMetrics = new BackupMetrics(manager.metrics.registry);
+  const reconciler = new ScalePlatformReconciler(opts.config, { cached, probe: opts.probe, backupMetrics });
   manager.addController({
     name: "scaleplatform",
     for: PLATFORM,
@@ -131,7 +133,7 @@ export function registerScalePlatformControllers(
     name: "scaleplatformrestore",
     for: RESTORE,
     watches: requestTypes.slice(1).map((type) => ({ type, map: toRestore, labelSelector: MANAGED })),
-    reconciler: new RestoreReconciler(opts.config, restoreCached),
+    reconciler: new RestoreReconciler(opts.config, restoreCached, backupMetrics),
     workers: 1,
   });
   return reconciler;

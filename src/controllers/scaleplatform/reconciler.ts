@@ -9,6 +9,7 @@ import {
 import { KeyBackoff } from "../../runtime/backoff.ts";
 import { readOne } from "../../runtime/read.ts";
 import type { ObjectKey, ReconcileContext, ReconcileResult, Reconciler } from "../../runtime/types.ts";
+import type { BackupMetrics } from "./backup/metrics.ts";
 import { reconcileBackups } from "./backup/observe.ts";
 import { withBackupStatus } from "./backup/status.ts";
 import { applyChildren, desiredChildren, type LiveChildren } from "./children.ts";
@@ -51,6 +52,8 @@ export interface PlatformReconcilerDeps {
   cached?: ReadonlySet<string>;
   /** Randomness of the backoff jitter (Math.random by default). */
   jitter?: () => number;
+  /** Backup metrics (none by default). */
+  backupMetrics?: BackupMetrics;
 }
 
 /**
@@ -67,6 +70,7 @@ export class ScalePlatformReconciler implements Reconciler {
   private readonly cached: ReadonlySet<string>;
   private readonly secretBackoff: KeyBackoff;
   private readonly hostBackoff: KeyBackoff;
+  private readonly backupMetrics: BackupMetrics | undefined;
   /** uid of each platform seen, by "namespace/name": the health state to drop when it goes. */
   private readonly uids = new Map<string, string>();
 
@@ -76,6 +80,7 @@ export class ScalePlatformReconciler implements Reconciler {
     this.detector = deps.detector ?? new FeatureDetector(config.featureRecheckSeconds * 1000);
     this.health = deps.health ?? new HealthTracker();
     this.cached = deps.cached ?? new Set();
+    this.backupMetrics = deps.backupMetrics;
     this.checks = { config, tracker: this.health, probe: deps.probe ?? httpHealthProbe };
     const backoff = {
       baseMs: SECRET_BACKOFF_BASE_MS,
@@ -133,6 +138,7 @@ export class ScalePlatformReconciler implements Reconciler {
     this.countCompletingCheck(key, inp, steps);
     const status = withBackupStatus(inp, currentStatus(key, inp, steps, seen, secrets, now), backups, now);
     await writeStatus(ctx, key, platform, status, appImage(inp));
+    this.backupMetrics?.record(key, inp.spec.stopped, status, backups);
     return this.requeue(ctx, key, status, secrets);
   }
 
@@ -155,6 +161,7 @@ export class ScalePlatformReconciler implements Reconciler {
     this.detector.forgetPlatform(`${key.namespace}/${key.name}`);
     this.secretBackoff.forget(`${key.namespace}/${key.name}`);
     this.hostBackoff.forget(`${key.namespace}/${key.name}`);
+    this.backupMetrics?.forget(key);
     return {};
   }
 

@@ -13,14 +13,15 @@ import {
   s3Repository,
   waitBackupHealthy,
 } from "./helpers.ts";
-import { usePlatformOperator } from "./operator.ts";
+import { type OperatorHandle, usePlatformOperator } from "./operator.ts";
 
 // Backups on the real cluster: real PostgreSQL with pgBackRest, the s3 add-on's versitygw over
 // TLS (certificate of the cluster CA, trusted through ConfigMap kube-root-ca.crt). The first full
 // backup runs by itself once the database is ready; a marker row is then backed up by a
 // ScalePlatformBackup, and the repository's files (plain files of versitygw's posix backend) are
 // checked to be encrypted and free of the marker. Wrong S3 credentials turn BackupHealthy False
-// with RepositoryUnreachable; fixing them brings it back.
+// with RepositoryUnreachable; fixing them brings it back. The operator's /metrics (scraped over
+// loopback) carries the archive lag, the health gauge and the failure counted once.
 
 const reason = await skipReason("dns", "storage", "s3");
 const NAME = "vault";
@@ -60,9 +61,41 @@ function waitRequest(ns: string, name: string, phase: "Succeeded" | "Failed"): P
   );
 }
 
+/**
+ * The operator's /metrics samples of platform NAME in `ns`, keyed by the metric's name and its
+ * other labels, e.g. `cronscale_backup_failures_total{kind="manual"}`.
+ */
+async function scrape(op: OperatorHandle, ns: string): Promise<Map<string, number>> {
+  const res = await fetch(`http://127.0.0.1:${op.current.manager.port}/metrics`);
+  expect(res.status).toBe(200);
+  const out = new Map<string, number>();
+  for (const line of (await res.text()).split("\n")) {
+    const m = /^(cronscale_backup_\w+)\{([^}]*)\} (\S+)$/.exec(line);
+    if (!m) continue;
+    const labels = Object.fromEntries(
+      [...(m[2] ?? "").matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]),
+    );
+    if (labels.namespace !== ns || labels.platform !== NAME) continue;
+    const rest = Object.entries(labels)
+      .filter(([k]) => k !== "namespace" && k !== "platform")
+      .map(([k, v]) => `${k}="${v}"`);
+    out.set(`${m[1]}${rest.length ? `{${rest.join(",")}}` : ""}`, Number(m[3]));
+  }
+  return out;
+}
+
+/** Scrapes until `key` has a sample (the pass records metrics right after writing the status). */
+function scrapeWhen(op: OperatorHandle, ns: string, key: string): Promise<Map<string, number>> {
+  return waitFor(async () => ((await scrape(op, ns)).has(key) ? scrape(op, ns) : undefined), {
+    timeoutMs: 15_000,
+    intervalMs: 500,
+    what: `metric ${key}`,
+  });
+}
+
 describe.skipIf(reason)("ScalePlatform backups (pgBackRest to S3 over TLS)", () => {
   const ns = useNamespace("splbk", { "pod-security.kubernetes.io/enforce": "restricted" });
-  usePlatformOperator(ns);
+  const op = usePlatformOperator(ns);
   const s3 = addonEnv("s3.env") ?? {};
   const spec = (credentials: string) => ({
     plan: "Standard",
@@ -94,6 +127,21 @@ describe.skipIf(reason)("ScalePlatform backups (pgBackRest to S3 over TLS)", () 
     expect(key?.metadata.ownerReferences).toBeUndefined();
     const printed = await kubectl(["get", "splat", NAME], { namespace: ns.name });
     expect(printed.stdout).toMatch(/LAST BACKUP/);
+
+    // Metrics: healthy, the last success, no failure, and a small archive lag that grows at scrape.
+    const m = await scrapeWhen(op, ns.name, 'cronscale_backup_healthy{reason="BackupsCurrent"}');
+    expect(m.get('cronscale_backup_healthy{reason="BackupsCurrent"}')).toBe(1);
+    expect(m.get("cronscale_backup_last_success_timestamp_seconds")).toBe(
+      Date.parse(b?.lastSuccessfulBackup?.stopTime ?? "") / 1000,
+    );
+    for (const kind of ["full", "incr", "manual", "restore", "archive"])
+      expect(m.get(`cronscale_backup_failures_total{kind="${kind}"}`), kind).toBe(0);
+    const lag = m.get("cronscale_backup_wal_archive_lag_seconds") ?? Number.NaN;
+    expect(lag).toBeGreaterThanOrEqual(0);
+    expect(lag).toBeLessThan(300);
+    await new Promise((r) => setTimeout(r, 1500));
+    const later = (await scrape(op, ns.name)).get("cronscale_backup_wal_archive_lag_seconds") ?? Number.NaN;
+    expect(later - lag).toBeGreaterThanOrEqual(1);
   }, 300_000);
 
   it("a manual backup takes the marker; the repository holds no plaintext of it", async () => {
@@ -165,6 +213,9 @@ describe.skipIf(reason)("ScalePlatform backups (pgBackRest to S3 over TLS)", () 
       { namespace: ns.name },
     );
     expect(events.stdout).toContain("RepositoryUnreachable");
+    const m = await scrapeWhen(op, ns.name, 'cronscale_backup_healthy{reason="RepositoryUnreachable"}');
+    expect(m.get('cronscale_backup_healthy{reason="RepositoryUnreachable"}')).toBe(0);
+    expect(m.get('cronscale_backup_failures_total{kind="manual"}')).toBe(1);
 
     expect((await applyPlatform(ns.name, NAME, spec("s3-good"))).code).toBe(0);
     await waitFor(
@@ -180,5 +231,9 @@ describe.skipIf(reason)("ScalePlatform backups (pgBackRest to S3 over TLS)", () 
     await applyRequest(ns.name, "fixed-incr", "incr");
     await waitRequest(ns.name, "fixed-incr", "Succeeded");
     await waitBackupHealthy(ns.name, NAME, { status: "True", reason: "BackupsCurrent", timeoutMs: 150_000 });
+    // The failed Job is still listed, passes went on: counted once; the gauge is back to 1.
+    const after = await scrapeWhen(op, ns.name, 'cronscale_backup_healthy{reason="BackupsCurrent"}');
+    expect(after.get('cronscale_backup_healthy{reason="BackupsCurrent"}')).toBe(1);
+    expect(after.get('cronscale_backup_failures_total{kind="manual"}')).toBe(1);
   }, 360_000);
 });

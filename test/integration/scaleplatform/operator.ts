@@ -96,7 +96,8 @@ export async function startPlatformOperator(
     sourceFor: (type, ns) => new KubeListWatch(transport, type, ns),
     log: createLogger({ level: "debug", destination: sink as never }),
     namespace,
-    http: false,
+    // /metrics (and the probes) on a free loopback port, scraped by the tests that check metrics.
+    http: { host: "127.0.0.1", port: 0 },
     leaderElection: false,
   });
   const reconciler = registerScalePlatformControllers(manager, { config, workers: 2 });

@@ -1,4 +1,4 @@
-import { LABEL_BACKUP_TYPE } from "../../../api/v1alpha1/labels.ts";
+import { LABEL_BACKUP_REQUEST, LABEL_BACKUP_TYPE } from "../../../api/v1alpha1/labels.ts";
 import {
   platformBackupCronJobName,
   platformBackupName,
@@ -47,6 +47,10 @@ export interface RunnerSummary {
 /** One backup Job as the status sees it. */
 export interface BackupJobRun {
   job: string;
+  /** The Job's uid (a Job recreated under the same name is another run). */
+  uid?: string;
+  /** Started by a ScalePlatformBackup (a manual backup), not by a schedule. */
+  manual?: boolean;
   type: BackupType;
   createdAt: number;
   /** Epoch ms; undefined while it runs. */
@@ -111,6 +115,8 @@ export function jobRuns(jobs: readonly KubeObject[], pods: readonly KubeObject[]
         createdAt: Date.parse((j.metadata.creationTimestamp as string | undefined) ?? "") || 0,
         succeeded: done?.type === "Complete",
       };
+      if (j.metadata.uid) run.uid = j.metadata.uid;
+      if (j.metadata.labels?.[LABEL_BACKUP_REQUEST]) run.manual = true;
       if (done && at) run.finishedAt = Date.parse(at);
       if (done?.type === "Failed" && done.message) run.message = done.message;
       const s = summaries.get(name);

@@ -18,6 +18,7 @@ import { formatTime } from "../../../runtime/conditions.ts";
 import { isConflict } from "../../../runtime/errors.ts";
 import { readList, readOne } from "../../../runtime/read.ts";
 import type { ObjectKey, ReconcileContext, ReconcileResult, Reconciler } from "../../../runtime/types.ts";
+import type { BackupMetrics } from "../backup/metrics.ts";
 import type { PlatformControllerConfig } from "../config.ts";
 import { type PlatformInputs, platformInputs } from "../desired/common.ts";
 import { pvcRetention } from "../desired/database.ts";
@@ -56,10 +57,12 @@ type Step = {
 export class RestoreReconciler implements Reconciler {
   private readonly config: PlatformControllerConfig;
   private readonly cached: ReadonlySet<string>;
+  private readonly metrics: BackupMetrics | undefined;
 
-  constructor(config: PlatformControllerConfig, cached: ReadonlySet<string>) {
+  constructor(config: PlatformControllerConfig, cached: ReadonlySet<string>, metrics?: BackupMetrics) {
     this.config = config;
     this.cached = cached;
+    this.metrics = metrics;
   }
 
   async reconcile(key: ObjectKey, ctx: ReconcileContext): Promise<ReconcileResult> {
@@ -103,6 +106,11 @@ export class RestoreReconciler implements Reconciler {
       }
     }
     if (step.status && (await applyStatusIfChanged(ctx.client, TYPE, r, step.status))) {
+      if (step.status.phase === "Failed" && r.status?.phase !== "Failed")
+        this.metrics?.restoreFailed(
+          { namespace: key.namespace, name: r.spec.platformName },
+          r.metadata.uid ?? key.name,
+        );
       if (step.status.phase !== r.status?.phase)
         ctx.log.info(
           { restore: key.name, platform: r.spec.platformName, phase: step.status.phase },
