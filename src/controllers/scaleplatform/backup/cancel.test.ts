@@ -86,7 +86,7 @@ describe("cancelling a backup in the database pod", () => {
   it("cancelled before the backup's shell starts: no step runs", async () => {
     const r = prefix();
     const out = await cancel(r);
-    expect(out.stdout).toContain("cancelled before the backup started");
+    expect(out.stdout).toContain("no backup running");
     const b = backup(r, `step touch ${r}.ran`);
     expect(await b.exited).toBe(143);
     expect(existsSync(`${r}.ran`)).toBe(false);

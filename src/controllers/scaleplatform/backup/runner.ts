@@ -44,7 +44,7 @@ export const RUNNER_GRACE_SECONDS = CANCEL_BOUND_SECONDS + 10;
  */
 export const CANCEL_SCRIPT = String.raw`r=$1; log=$(dirname "$r")/log; mkdir -p "$log"; touch "$r.cancel"
 note() { echo "$(date -u +%FT%TZ) $r: $1" | tee -a "$log/cancel.log"; }
-sh=$(cat "$r.pid" 2>/dev/null) || { note "cancelled before the backup started"; exit 0; }
+sh=$(cat "$r.pid" 2>/dev/null) || { note "no backup running (not started yet, or ended)"; exit 0; }
 alive() { [[ $(tr '\0' ' ' 2>/dev/null < /proc/$sh/cmdline) == *"$r"* ]]; }
 kids() { local s p c st pp; for s in /proc/[0-9]*/stat; do read -r p c st pp _ 2>/dev/null < "$s" && [ "$pp" = "$1" ] && echo "$p" && kids "$p"; done; }
 start=$(date +%s%N); sig=TERM
