@@ -22,7 +22,7 @@ import {
   type PlatformInputs,
   RESTRICTED_CONTAINER,
 } from "../desired/common.ts";
-import { RUNNER_SCRIPT } from "./runner.ts";
+import { RUNNER_GRACE_SECONDS, RUNNER_SCRIPT } from "./runner.ts";
 
 // The backup children of a platform with spec.backup, all owned by it except the generated key:
 // the runner ConfigMap, a ServiceAccount whose Role may exec into the database pod only, the
@@ -128,7 +128,12 @@ export function backupPodTemplate(inp: PlatformInputs, type: BackupType) {
       // The runner needs the token to reach the API server; the Role limits what it can do.
       automountServiceAccountToken: true,
       restartPolicy: "Never",
-      terminationGracePeriodSeconds: 30,
+      // The pause container is PID 1, not the runner: a PID 1 ignores signals it has no handler
+      // for, so a SIGTERM that came while Node was starting (a request deleted at once) was lost,
+      // and the backup ran to its end. Now it ends the runner before it starts anything.
+      shareProcessNamespace: true,
+      // Covers the runner's cancel of pgBackRest in the database pod (SIGTERM, then SIGKILL).
+      terminationGracePeriodSeconds: RUNNER_GRACE_SECONDS,
       securityContext: {
         runAsNonRoot: true,
         runAsUser: 65532,
@@ -144,6 +149,8 @@ export function backupPodTemplate(inp: PlatformInputs, type: BackupType) {
           env: [
             { name: "DB_POD", value: `${platformDatabaseName(nameOf(inp))}-0` },
             { name: "BACKUP_TYPE", value: type },
+            // Names this run's files in the database pod (a recreated request reuses the Job name).
+            { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
             { name: "NODE_EXTRA_CA_CERTS", value: "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt" },
             {
               name: "JOB_NAME",

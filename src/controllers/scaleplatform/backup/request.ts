@@ -31,7 +31,8 @@ import { repositoryPath } from "./pgbackrest.ts";
 // labelled as the platform's backup Jobs so the platform's status counts it too) once the
 // platform can be backed up, and derives the request's status from that Job and the runner's
 // summary on every pass — nothing is stored but what the Job shows. Deleting the request deletes
-// the Job (by the garbage collector), whose runner then sends SIGTERM to pgBackRest.
+// the Job (by the garbage collector), whose runner then stops pgBackRest in the database pod
+// (runner.ts; docs/backups.md states the bound).
 
 const TYPE = { apiVersion: API_VERSION, kind: "ScalePlatformBackup" };
 /** While waiting for the platform, look again this often. */

@@ -9,24 +9,73 @@
 //
 // Steps: stanza-create (idempotent), `pgbackrest backup --type=$BACKUP_TYPE`, then `pgbackrest
 // info --output=json`, pg_stat_archiver and the database's timeline; the summary goes to /dev/termination-log (JSON, under
-// the kubelet's 4 KiB), where the operator reads it. SIGTERM (the Job deleted: a cancelled
-// backup) kills the pgBackRest process in the database pod, which then releases its lock.
-// Exit 0: backup done, or skipped because another backup of the platform was running.
+// the kubelet's 4 KiB), where the operator reads it. Exit 0: backup done, or skipped because
+// another backup of the platform was running.
+//
+// Cancelling (SIGTERM: the Job was deleted with its ScalePlatformBackup). Closing the exec stream
+// does not stop what it started, so the runner execs a second script (CANCEL below) into the
+// database pod. The backup's shell there writes its pid to /tmp/pgbackrest/run-<runner pod>.pid
+// and checks /tmp/pgbackrest/run-<runner pod>.cancel before each step. The cancel script creates
+// that file first (a backup not started yet never starts), then sends SIGTERM to every descendant
+// of that shell (pgBackRest's main process and its backup:local processes), again each poll in
+// case a step was starting; SIGKILL after CANCEL_TERM_SECONDS. Only descendants of the recorded
+// shell, whose command line names this run, are signalled, so a reused pid is never hit. Not
+// `pgbackrest stop --force`: it would also end a running archive-push, and a stop file left behind
+// by a runner killed before its `start` would block WAL archiving until someone ran `start`.
 
 /** Version of the summary format the runner writes and the operator parses. */
 export const RUNNER_SUMMARY_VERSION = 1;
+
+/** Seconds the cancel script waits after SIGTERM before it sends SIGKILL. */
+export const CANCEL_TERM_SECONDS = 10;
+/**
+ * Seconds within which a cancelled backup's pgBackRest processes are gone from the database pod,
+ * counted from the deletion of the request: the garbage collector deletes the Job and its pod
+ * (about 1-2 s), the runner execs the cancel script, SIGKILL follows SIGTERM after
+ * CANCEL_TERM_SECONDS at worst. The runner's grace period must cover it.
+ */
+export const CANCEL_BOUND_SECONDS = CANCEL_TERM_SECONDS + 10;
+/** terminationGracePeriodSeconds of the backup pods: time for the cancel, and slack. */
+export const RUNNER_GRACE_SECONDS = CANCEL_BOUND_SECONDS + 10;
+
+/**
+ * Bash run in the database pod to cancel the run whose file prefix is $1 (see the header). Prints
+ * one line: how the backup ended. Exits 0 once no process of the run is left.
+ */
+export const CANCEL_SCRIPT = String.raw`r=$1; log=$(dirname "$r")/log; mkdir -p "$log"; touch "$r.cancel"
+note() { echo "$(date -u +%FT%TZ) $r: $1" | tee -a "$log/cancel.log"; }
+sh=$(cat "$r.pid" 2>/dev/null) || { note "no backup running (not started yet, or ended)"; exit 0; }
+alive() { [[ $(tr '\0' ' ' 2>/dev/null < /proc/$sh/cmdline) == *"$r"* ]]; }
+kids() { local s p c st pp; for s in /proc/[0-9]*/stat; do read -r p c st pp _ 2>/dev/null < "$s" && [ "$pp" = "$1" ] && echo "$p" && kids "$p"; done; }
+start=$(date +%s%N); sig=TERM
+for i in $(seq 1 $((CANCEL_WAIT * 5 + 25))); do
+  alive || { note "backup stopped $(( ($(date +%s%N) - start) / 1000000 )) ms after SIGTERM (last signal SIG$sig)"; exit 0; }
+  [ $i -gt $((CANCEL_WAIT * 5)) ] && sig=KILL
+  ps=$(kids "$sh"); [ -n "$ps" ] && kill -$sig $ps 2>/dev/null
+  sleep 0.2
+done
+note "backup still running after SIGKILL"; exit 1`;
+
+/**
+ * Bash prelude of the backup's exec in the database pod, $r being the run's file prefix: records
+ * the shell's pid, and defines `step`, which runs a command as a child unless cancelled.
+ */
+export const BACKUP_PRELUDE = `echo $$ > "$r.pid"; trap 'rm -f "$r.pid" "$r.cancel"' EXIT
+step() { test -e "$r.cancel" && exit 143; "$@" & wait $!; }`;
 
 /** Source of backup.mjs. */
 export const RUNNER_SCRIPT = String.raw`import { readFileSync, writeFileSync } from "node:fs";
 
 const SA = "/var/run/secrets/kubernetes.io/serviceaccount";
+const CANCEL = ${JSON.stringify(CANCEL_SCRIPT)};
+const CANCEL_WAIT = ${CANCEL_TERM_SECONDS};
+const PRELUDE = ${JSON.stringify(BACKUP_PRELUDE)};
 const ns = readFileSync(SA + "/namespace", "utf8").trim();
 const token = readFileSync(SA + "/token", "utf8").trim();
 const api = "wss://" + process.env.KUBERNETES_SERVICE_HOST + ":" + process.env.KUBERNETES_SERVICE_PORT;
 const pod = process.env.DB_POD;
 const type = process.env.BACKUP_TYPE === "full" ? "full" : "incr";
-const job = (process.env.JOB_NAME || "manual").replace(/[^a-z0-9-]/g, "");
-const pidFile = "/tmp/pgbackrest/job-" + job + ".pid";
+const run = "/tmp/pgbackrest/run-" + (process.env.POD_NAME || process.env.JOB_NAME || "manual").replace(/[^a-z0-9-]/g, "");
 const MAX_SUMMARY = 3800;
 
 function log(msg) { process.stdout.write("[runner] " + msg + "\n"); }
@@ -116,7 +165,11 @@ let cancelled = false;
 process.on("SIGTERM", async () => {
   cancelled = true;
   log("cancelled: stopping the backup in " + pod);
-  try { await exec("test -f " + pidFile + " && kill -TERM $(cat " + pidFile + ")"); } catch (e) { log(String(e)); }
+  try {
+    const q = (t) => "'" + t.replace(/'/g, "'\\''") + "'";
+    const c = await exec("CANCEL_WAIT=" + CANCEL_WAIT + " bash -c " + q(CANCEL) + " cancel " + run);
+    if (c.code !== 0) log("cancel exited " + c.code);
+  } catch (e) { log(String(e)); }
   finish({ v: 1, ok: false, type, cancelled: true, error: "cancelled" });
   process.exit(143);
 });
@@ -125,9 +178,8 @@ let result = { v: 1, ok: false, type };
 try {
   log(type + " backup of " + pod);
   const b = await exec(
-    "set -u; mkdir -p /tmp/pgbackrest/lock /tmp/pgbackrest/log; " +
-      "pgbackrest stanza-create || exit $?; " +
-      "pgbackrest backup --type=" + type + " & pid=$!; echo $pid > " + pidFile + "; wait $pid; rc=$?; rm -f " + pidFile + "; exit $rc",
+    "set -u; r=" + run + "; mkdir -p /tmp/pgbackrest/lock /tmp/pgbackrest/log\n" + PRELUDE +
+      "\nstep pgbackrest stanza-create || exit $?; step pgbackrest backup --type=" + type,
   );
   if (b.code === 0) result.ok = true;
   else if (/LockAcquireError|\[050\]/.test(b.out)) { result.ok = true; result.skipped = "another backup of this database is running"; }
