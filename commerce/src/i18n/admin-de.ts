@@ -1,4 +1,5 @@
 import type { AdminMessages } from "./admin-en.ts";
+import { de } from "./de.ts";
 import { plurals } from "./plural.ts";
 
 // The admin interface's German catalog (formal "Sie"). Typed by the English one: a missing or
@@ -134,15 +135,8 @@ export const adminDe: AdminMessages = {
     stockAdjusted: "Bestand geändert.",
     badPrice: "Preis: eine Zahl wie 12,50.",
   },
-  orderStatus: {
-    pending: "offen",
-    paid: "bezahlt",
-    fulfilled: "versandbereit",
-    shipped: "versendet",
-    delivered: "zugestellt",
-    cancelled: "storniert",
-    refunded: "erstattet",
-  },
+  // The same status names the shopper sees (one list per language).
+  orderStatus: de.orderStatus,
   orders: {
     title: "Bestellungen",
     status: "Status",

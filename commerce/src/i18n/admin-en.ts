@@ -1,3 +1,4 @@
+import { en } from "./en.ts";
 import { plurals } from "./plural.ts";
 
 // The admin interface's English catalog: the reference the other admin catalogs are typed
@@ -137,15 +138,8 @@ export const adminEn = {
     badPrice: "Price: a number such as 12.50.",
   },
   // Orders
-  orderStatus: {
-    pending: "pending",
-    paid: "paid",
-    fulfilled: "fulfilled",
-    shipped: "shipped",
-    delivered: "delivered",
-    cancelled: "cancelled",
-    refunded: "refunded",
-  },
+  // The same status names the shopper sees (one list per language).
+  orderStatus: en.orderStatus,
   orders: {
     title: "Orders",
     status: "Status",
