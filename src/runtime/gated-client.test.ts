@@ -1,10 +1,10 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { RealKubeClient } from "./client.ts";
 import { GatedKubeClient, NotLeaderError } from "./gated-client.ts";
 import { KubeTransport } from "./rest.ts";
+import { loopbackKubeConfig } from "./testing.ts";
 import type { KubeObject } from "./types.ts";
 
 // The leader gate over the real client and transport, against a loopback HTTP server that records
@@ -47,13 +47,7 @@ beforeEach(() => {
 
 /** A gate over a real client whose kubeconfig runs `onCredentials` after each credential step. */
 function setup(onCredentials: () => void) {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: "c", server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
-    users: [{ name: "u", token: "t0ken" }],
-    contexts: [{ name: "x", cluster: "c", user: "u" }],
-    currentContext: "x",
-  });
+  const kc = loopbackKubeConfig(port);
   // The transport's last await before sending: the lease lapses right there, as when the process
   // is stopped while the credentials are prepared and resumed past its renew deadline.
   const prepare = kc.applySecurityAuthentication.bind(kc);

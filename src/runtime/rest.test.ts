@@ -6,6 +6,7 @@ import { RealKubeClient } from "./client.ts";
 import { ApiError, isGone, isNotFound, RetryableError } from "./errors.ts";
 import { KubeListWatch } from "./listwatch.ts";
 import { DEFAULT_REQUEST_TIMEOUT_MS, KubeTransport, RequestTimeoutError } from "./rest.ts";
+import { loopbackKubeConfig } from "./testing.ts";
 import type { KubeObject } from "./types.ts";
 
 // The raw transport and RealKubeClient against a scripted HTTP server on loopback: what goes on
@@ -122,13 +123,7 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
 function transport(): KubeTransport {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: "c", server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
-    users: [{ name: "u", token: "t0ken" }],
-    contexts: [{ name: "x", cluster: "c", user: "u" }],
-    currentContext: "x",
-  });
+  const kc = loopbackKubeConfig(port);
   return KubeTransport.create(kc);
 }
 
