@@ -11,7 +11,7 @@ import type { KubeObject, ObjectKey, ResourceType } from "../runtime/types.ts";
 import type { NotificationsConfig } from "./config.ts";
 import { DeliveryReconciler } from "./deliver.ts";
 import { NotificationMetrics } from "./metrics.ts";
-import { PlatformNotifier, TaskNotifier } from "./notifiers.ts";
+import { PlatformNotifier, TaskNotifier, wantsNotifications } from "./notifiers.ts";
 import { FetchHttpSender, type HttpSender, type MailSender, SmtpMailSender } from "./senders.ts";
 
 export { DEFAULT_NOTIFICATIONS_CONFIG, type NotificationsConfig } from "./config.ts";
@@ -83,6 +83,9 @@ export function registerNotificationControllers(manager: Manager, opts: Register
     // The task controller's cache of tasks (without managedFields): one shared informer, not a
     // second copy of every task (46 MiB at 10,000 tasks, docs/benchmarks.md).
     forCache: TASK_CACHE,
+    // A task without notifications is passed over at once: its events (two per new task: the
+    // task, then its status) wake nothing, instead of two passes that find nothing to do.
+    forPredicate: wantsNotifications,
     watches: [
       // The task controllers' informer, shared: records without their output (the notifier
       // reads the output of the one record a message quotes).

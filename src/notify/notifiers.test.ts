@@ -3,8 +3,13 @@ import { API_VERSION } from "../api/v1alpha1/kind.ts";
 import type { Notification } from "../api/v1alpha1/notification.ts";
 import { type ScalePlatform, scalePlatformSpecSchema } from "../api/v1alpha1/scaleplatform.ts";
 import { EXECUTION_CACHE } from "../controllers/scheduledtask/cache.ts";
+import { silentLogger } from "../log.ts";
+import { FakeKubeClient } from "../runtime/fake-client.ts";
+import { FakeListWatch } from "../runtime/fake-listwatch.ts";
+import { Manager } from "../runtime/manager.ts";
 import type { CacheReader, KubeObject } from "../runtime/types.ts";
-import { PlatformNotifier, TaskNotifier } from "./notifiers.ts";
+import { registerNotificationControllers } from "./index.ts";
+import { PlatformNotifier, TaskNotifier, wantsNotifications } from "./notifiers.ts";
 import { makeCtx, makeRun, makeTask, TEST_CONFIG } from "./testing.ts";
 
 const key = { namespace: "ns", name: "nightly" };
@@ -88,6 +93,38 @@ describe("TaskNotifier", () => {
     await r.reconcile(key, ctx);
     await r.reconcile({ namespace: "ns", name: "quiet" }, ctx);
     expect(client.writes).toEqual([]);
+  });
+
+  it("a task without notifications wakes no pass of the notifier, one with them does", async () => {
+    const quiet = makeTask("quiet");
+    delete quiet.spec.notifications;
+    expect(wantsNotifications(quiet)).toBe(false);
+    expect(wantsNotifications(makeTask("nightly"))).toBe(true);
+    const client = new FakeKubeClient();
+    const manager = new Manager({
+      client,
+      sourceFor: (t, ns, o) => new FakeListWatch(client, t.apiVersion, t.kind, ns, o?.metadataOnly),
+      log: silentLogger(),
+      http: false,
+      leaderElection: false,
+    });
+    registerNotificationControllers(manager, { config: TEST_CONFIG });
+    const passes = async () => {
+      const text = await manager.metrics.registry.metrics();
+      const m = /controller_runtime_reconcile_total\{controller="notify-task",result="success"\} (\d+)/.exec(
+        text,
+      );
+      return Number(m?.[1] ?? 0);
+    };
+    await client.apply(quiet);
+    await manager.start();
+    await client.applyStatus({ ...quiet, status: { phase: "Running" } });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(await passes()).toBe(0);
+    await client.apply(makeTask("nightly"));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(await passes()).toBe(1);
+    await manager.stop();
   });
 
   it("asks to be called back when held failures come due", async () => {

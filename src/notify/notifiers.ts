@@ -110,6 +110,14 @@ async function withOutput(ctx: ReconcileContext, runs: TaskExecution[], decided:
   );
 }
 
+/**
+ * Whether a task asks for notifications: a task that does not is passed over at once, so its
+ * events need not wake the notifier at all (the predicate in index.ts).
+ */
+export function wantsNotifications(task: KubeObject): boolean {
+  return Boolean((task as ScheduledTask).spec?.notifications) && !task.metadata.deletionTimestamp;
+}
+
 /** Decides the Notifications of a ScheduledTask from its TaskExecutions. */
 export class TaskNotifier implements Reconciler {
   private readonly d: NotifierDeps;
@@ -122,7 +130,7 @@ export class TaskNotifier implements Reconciler {
     const task =
       ctx.cache?.get<ScheduledTask>(API_VERSION, "ScheduledTask", key.namespace, key.name) ??
       (await ctx.client.get<ScheduledTask>(API_VERSION, "ScheduledTask", key.namespace, key.name));
-    if (!task || task.metadata.deletionTimestamp || !task.spec.notifications) return {};
+    if (!task || !wantsNotifications(task)) return {};
     const sel = `${LABEL_TASK}=${key.name}`;
     const runs = ctx.cache
       ? ctx.cache.list<TaskExecution>(API_VERSION, "TaskExecution", key.namespace, sel)

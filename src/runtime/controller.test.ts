@@ -20,6 +20,7 @@ function setup(
   reconcile: (key: ObjectKey, ctx: ReconcileContext) => Promise<ReconcileResult>,
   workers = 1,
   ignoreStatusOnlyUpdates = false,
+  forPredicate?: (o: KubeObject) => boolean,
 ) {
   const clock = new FakeClock();
   const client = new FakeKubeClient({ clock });
@@ -40,6 +41,7 @@ function setup(
     owns: [CHILD],
     workers,
     ignoreStatusOnlyUpdates,
+    forPredicate,
     backoff: { baseMs: 100, jitter: 0 },
     reconciler: {
       reconcile: async (key, ctx) => {
@@ -123,6 +125,55 @@ describe("Controller", () => {
     };
     expect(await run(false)).toEqual({ afterStatus: 1, total: 3 });
     expect(await run(true)).toEqual({ afterStatus: 0, total: 2 });
+  });
+
+  it("with forPredicate, only primary objects it accepts wake the controller; children still do", async () => {
+    const wanted = (o: KubeObject) => (o.spec as { v?: number } | undefined)?.v === 2;
+    const { client, mgr, calls } = setup(async () => ({}), 1, false, wanted);
+    client.seed(parent("a"));
+    client.seed({ ...parent("b"), spec: { v: 2 } });
+    await mgr.start();
+    await settle();
+    expect(calls).toEqual(["ns/b"]);
+    calls.length = 0;
+    await client.applyStatus({
+      ...PARENT,
+      metadata: { name: "a", namespace: "ns" },
+      status: { phase: "Up" },
+    });
+    await settle();
+    expect(calls).toEqual([]);
+    // Accepted from its new state on.
+    await client.apply({ ...PARENT, metadata: { name: "a", namespace: "ns" }, spec: { v: 2 } });
+    await settle();
+    expect(calls).toEqual(["ns/a"]);
+    calls.length = 0;
+    await client.delete(PARENT.apiVersion, PARENT.kind, "ns", "b");
+    await settle();
+    expect(calls).toEqual(["ns/b"]);
+    calls.length = 0;
+    // A child of a primary the predicate refuses still wakes it (watched kinds are not filtered).
+    await client.apply({ ...PARENT, metadata: { name: "c", namespace: "ns" }, spec: { v: 1 } });
+    const owner = await client.get<KubeObject>(PARENT.apiVersion, PARENT.kind, "ns", "c");
+    await client.apply({
+      ...CHILD,
+      metadata: {
+        name: "c-child",
+        namespace: "ns",
+        ownerReferences: [
+          {
+            ...PARENT,
+            name: "c",
+            uid: owner?.metadata.uid ?? "",
+            controller: true,
+            blockOwnerDeletion: true,
+          },
+        ],
+      },
+    });
+    await settle();
+    expect(calls).toEqual(["ns/c"]);
+    await mgr.stop();
   });
 
   it("changedBeyondStatus ignores status and server bookkeeping only", () => {

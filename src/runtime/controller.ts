@@ -58,6 +58,12 @@ export interface ControllerSpec<Ctx extends ReconcileContext = ReconcileContext>
    */
   ignoreStatusOnlyUpdates?: boolean;
   /**
+   * Only events of primary objects it accepts wake the controller (controller-runtime's predicate
+   * on For; an update is judged on the new object): for a reconciler that does nothing at all for
+   * the others, whose passes would only cost CPU. Events of watched kinds are not filtered.
+   */
+  forPredicate?: (obj: KubeObject) => boolean;
+  /**
    * Skip the watch event that is the echo of an apply made by this controller's own pass for the
    * same key (same resourceVersion as the apply's answer: nothing changed since; see echoes.ts).
    * Only for a reconciler that takes what it applied into account in the same pass (e.g. derives
@@ -187,19 +193,20 @@ export class Controller<Ctx extends ReconcileContext = ReconcileContext> {
     };
     const primary = this.spec.for;
     const primaryInf = this.use(primary, this.spec.forCache);
+    const accepts = this.spec.forPredicate ?? (() => true);
     primaryInf.addHandlers({
       onAdd: (o) => {
-        if (!echo(primaryInf, primary, o, [objectKey(o)])) enqueue(objectKey(o));
+        if (accepts(o) && !echo(primaryInf, primary, o, [objectKey(o)])) enqueue(objectKey(o));
       },
       // An unchanged resourceVersion is a relist echo, not a change.
       onUpdate: (a, b) => {
-        if (a.metadata.resourceVersion === b.metadata.resourceVersion) return;
+        if (a.metadata.resourceVersion === b.metadata.resourceVersion || !accepts(b)) return;
         if (echo(primaryInf, primary, b, [objectKey(b)])) return;
         if (!this.spec.ignoreStatusOnlyUpdates || changedBeyondStatus(a, b)) enqueue(objectKey(b));
       },
       onDelete: (o) => {
         own?.forget(primary, o);
-        enqueue(objectKey(o));
+        if (accepts(o)) enqueue(objectKey(o));
       },
     });
     for (const child of this.spec.owns ?? []) {

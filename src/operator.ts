@@ -1,0 +1,107 @@
+// The operator: config → logger → client → manager (informers, controllers, leader election,
+// probes) → signals. Wiring only; behaviour lives in the controllers and the runtime. The
+// process entry is main.ts, which loads this module.
+
+import { loadConfig } from "./config.ts";
+import {
+  platformControllerConfigFrom,
+  registerScalePlatformControllers,
+} from "./controllers/scaleplatform/index.ts";
+import { KubePodLogReader } from "./controllers/taskexecution/logs.ts";
+import { registerScheduledTaskControllers, taskControllerConfigFrom } from "./controllers/tasks.ts";
+import { createLogger, SecretRegistry } from "./log.ts";
+import { registerNotificationControllers } from "./notify/index.ts";
+import { RealKubeClient } from "./runtime/client.ts";
+import { createKubeManager, loadKubeConfig } from "./runtime/kube.ts";
+import { KubeTransport } from "./runtime/rest.ts";
+
+/** Starts the operator and resolves with the process exit code once it has stopped. */
+export async function runOperator(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const cfg = loadConfig(argv, env);
+  const secrets = new SecretRegistry();
+  const log = createLogger({ level: cfg.logLevel, secrets });
+  const kc = loadKubeConfig(cfg.kubeconfig || undefined);
+  const le = cfg.leaderElection;
+  const manager = createKubeManager(kc, {
+    log,
+    namespace: cfg.namespace,
+    http: { host: cfg.httpHost, port: cfg.httpPort },
+    leaderElection: le.enabled
+      ? {
+          namespace: le.namespace,
+          name: le.name,
+          identity: le.identity,
+          leaseDurationMs: le.enabled ? le.leaseDurationSeconds * 1000 : undefined,
+          renewDeadlineMs: le.renewDeadlineSeconds * 1000,
+          retryPeriodMs: le.retryPeriodSeconds * 1000,
+        }
+      : false,
+    shutdownTimeoutMs: cfg.shutdownTimeoutSeconds * 1000,
+    requestTimeoutMs: cfg.kubeRequestTimeoutSeconds * 1000,
+  });
+  // The archive's modules (PostgreSQL client, query builder, HTTP server) load only when an archive
+  // is configured: about a fifth of the operator's start-up CPU otherwise (docs/benchmarks.md).
+  const archiveMods = cfg.archive.dsn
+    ? await Promise.all([
+        import("./archive/store.ts"),
+        import("./archive/maintenance.ts"),
+        import("./archive/http.ts"),
+      ])
+    : undefined;
+  const archive =
+    archiveMods && cfg.archive.dsn ? new archiveMods[0].PgExecutionArchive(cfg.archive.dsn) : undefined;
+  const stopMaintenance =
+    archive && archiveMods
+      ? archiveMods[1].startArchiveMaintenance(archive, {
+          retentionDays: cfg.controllers.taskExecution.retentionDays,
+          intervalMs: cfg.archive.pruneIntervalSeconds * 1000,
+          log,
+          isLeader: () => manager.isLeader(),
+        })
+      : undefined;
+  registerScheduledTaskControllers(manager, {
+    config: taskControllerConfigFrom({ ...cfg.controllers, archive: cfg.archive }),
+    logs: new KubePodLogReader(kc),
+    workers: cfg.workers,
+    secrets,
+    archive,
+  });
+  const history =
+    archive && archiveMods
+      ? await archiveMods[2].startHistoryServer(
+          { host: cfg.archive.httpHost, port: cfg.archive.httpPort, log, tls: cfg.archive.tls },
+          {
+            archive,
+            authorizer: new archiveMods[2].KubeAuthorizer(
+              new RealKubeClient(
+                KubeTransport.create(kc, { requestTimeoutMs: cfg.kubeRequestTimeoutSeconds * 1000 }),
+              ),
+            ),
+          },
+        )
+      : undefined;
+  registerScalePlatformControllers(manager, {
+    config: platformControllerConfigFrom(cfg.controllers.scalePlatform),
+    workers: cfg.workers,
+  });
+  registerNotificationControllers(manager, {
+    config: { ...cfg.notifications, secretNamespace: cfg.notifications.secretNamespace || le.namespace },
+    workers: cfg.workers,
+    identity: le.identity,
+    leaseDurationMs: le.leaseDurationSeconds * 1000,
+  });
+  log.info(
+    {
+      namespace: cfg.namespace || "(all)",
+      leaderElection: le.enabled,
+      port: cfg.httpPort,
+      archive: archive !== undefined,
+    },
+    "starting operator",
+  );
+  const code = await manager.runUntilSignal();
+  stopMaintenance?.();
+  history?.close();
+  await archive?.close();
+  return code;
+}
