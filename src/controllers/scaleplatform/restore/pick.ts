@@ -7,16 +7,17 @@
 // repository: "parent switchpoint reason" lines) and stopped at or before the switch point where
 // the history left it. For a time, the backup must also have ended before the target.
 //
-// Bash functions of the database image (bash, sed and mawk; no JSON tool there): pgBackRest's
-// `info --output=json` is one line with each backup's keys in alphabetical order, "archive" first,
-// so each backup begins at `"archive":{`. Tested by running them (pick.test.ts).
+// Bash functions of the database image (bash, sed and mawk, with no `awk` link there; no JSON
+// tool): pgBackRest's `info --output=json` is one line with each backup's keys in alphabetical
+// order, "archive" first, so each backup begins at `"archive":{`. Tested by running them
+// (pick.test.ts).
 
 /** Defines backup_lines, pick_backup and fetch_history. */
 export const PICK_FUNCTIONS = String.raw`
 # backup_lines < info.json — one line per backup, oldest first: label timeline stop-lsn stop-epoch
 # ("-" when pgBackRest gave no LSN).
 backup_lines() {
-  sed 's/"archive" *: *[{]/\n@/g' | awk '
+  sed 's/"archive" *: *[{]/\n@/g' | mawk '
     function grab(s, re) { if (!match(s, re)) return ""; return substr(s, RSTART, RLENGTH) }
     function value(s) { sub(/^ *"[a-z]+" *: *"?/, "", s); sub(/"$/, "", s); return s }
     /^@/ {
@@ -32,7 +33,7 @@ backup_lines() {
 # ancestor of TIMELINE (HISTORY: its history file, "" for none) and, when BEFORE (epoch seconds) is
 # not empty, stopped before it; nothing when none is.
 pick_backup() {
-  awk -v tl="$1" -v before="$2" -v hist="$3" '
+  mawk -v tl="$1" -v before="$2" -v hist="$3" '
     function hex(s,   v, i) {
       v = 0; s = toupper(s)
       for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789ABCDEF", substr(s, i, 1)) - 1
