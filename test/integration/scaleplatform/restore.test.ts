@@ -102,6 +102,26 @@ function watchShop(): { stop(): Promise<number[]> } {
   };
 }
 
+/** Requests a manual full backup `name` and waits until it succeeded. */
+async function requestBackup(ns: string, name: string): Promise<void> {
+  const obj = {
+    apiVersion: "cronscale.io/v1alpha1",
+    kind: "ScalePlatformBackup",
+    metadata: { name },
+    spec: { platformName: NAME, type: "full" },
+  };
+  await kubectl(["apply", "--server-side", "--field-manager=test", "-f", "-"], {
+    namespace: ns,
+    input: JSON.stringify(obj),
+  });
+  await waitFor(
+    async () =>
+      (await getObj<{ status?: { phase?: string } }>(ns, "scaleplatformbackup", name))?.status?.phase ===
+      "Succeeded",
+    { timeoutMs: 240_000, intervalMs: 1000, what: `backup ${name}` },
+  );
+}
+
 /** Rows of probe by tag, read as the app's user on the current database pod. */
 async function tags(ns: string): Promise<string> {
   return psql(ns, DB, "select string_agg(tag, ',' order by tag) from (select distinct tag from probe) t");
@@ -320,6 +340,10 @@ describe.skipIf(reason)("ScalePlatformRestore (pgBackRest PITR into a new volume
   }, 420_000);
 
   it("a restore to a named backup brings back that backup's state; the old volume is released on confirmation", async () => {
+    // A backup of the timeline served now, taken before the restore under the name of its
+    // follow-up full backup: the restore requests nothing new, and the repository's newest backup
+    // stays one of the branch it leaves (the next test restores from there).
+    await requestBackup(ns.name, "to-first-after");
     expect((await applyRestore(ns.name, "to-first", { backupLabel: firstBackup })).code).toBe(0);
     const done = await waitRestore(ns.name, "to-first", "Succeeded");
     expect(done.status?.oldVolumeClaimName).toBe(`${NAME}-db-pitr`);
@@ -339,4 +363,36 @@ describe.skipIf(reason)("ScalePlatformRestore (pgBackRest PITR into a new volume
     const p: ScalePlatform = await getPlatform(ns.name, NAME);
     expect(p.metadata.name).toBe(NAME);
   }, 420_000);
+
+  it("right after a restore, latest starts from the newest backup of the serving timeline's history, not the newer one of the branch left", async () => {
+    // The newest backup in the repository (to-first-after) is on the timeline the restore to the
+    // first backup left; pgBackRest alone would start from it and recovery would fail ("not a
+    // child of this server's history"). The serving timeline's ancestors: the first backup only.
+    const info = await kubectl(
+      ["exec", DB, "-c", "postgres", "--", "pgbackrest", "info", "--output=json", "--log-level-console=warn"],
+      { namespace: ns.name },
+    );
+    const backups = (
+      JSON.parse(info.stdout) as { backup: { label: string; archive: { start: string } }[] }[]
+    )[0]?.backup;
+    const newest = backups?.at(-1);
+    const branchLeft = (
+      await getObj<{ status?: { backupLabel?: string } }>(ns.name, "scaleplatformbackup", "to-first-after")
+    )?.status?.backupLabel;
+    expect(newest?.label).toBe(branchLeft);
+    const first = backups?.find((b) => b.label === firstBackup);
+    expect(newest?.archive.start.slice(0, 8)).not.toBe(first?.archive.start.slice(0, 8));
+
+    await psql(ns.name, DB, "create table kept(tag text); insert into kept values ('after the restore')");
+    await archiveNow(ns.name);
+    expect((await applyRestore(ns.name, "again", {})).code).toBe(0);
+    const done = await waitRestore(ns.name, "again", "Succeeded");
+    expect(await psql(ns.name, DB, "select string_agg(tag, ',') from kept")).toBe("after the restore");
+    const job = await kubectl(["logs", "-l", "cronscale.io/restore=again", "--tail=-1"], {
+      namespace: ns.name,
+      allowFailure: true,
+    });
+    if (job.code === 0) expect(job.stdout).toContain(`--set=${firstBackup}`);
+    console.log(`restore latest right after a restore: downtime ${done.status?.downtimeSeconds}s`);
+  }, 300_000);
 });

@@ -7,6 +7,8 @@ import { pgbackrestEnv, pgbackrestVolumes } from "../backup/pgbackrest.ts";
 import { childLabels, nameOf, type PlatformInputs, RESTRICTED_CONTAINER } from "../desired/common.ts";
 import { DB_KEYS } from "../desired/credentials.ts";
 import { DATA_MOUNT } from "../desired/database.ts";
+import { PICK_FUNCTIONS, PICK_STEP } from "./pick.ts";
+import type { BackupPick } from "./target.ts";
 
 // The restore's children, owned by the ScalePlatformRestore until the cutover: the new volume and
 // the Job that fills it. The Job runs the database image (it has pgBackRest and PostgreSQL):
@@ -18,13 +20,18 @@ import { DATA_MOUNT } from "../desired/database.ts";
 /** Seconds a restore Job may run (the spec's RTO is 4 hours). */
 export const RESTORE_DEADLINE_SECONDS = 4 * 3600;
 
-/** The Job's script (bash in the database image); $RESTORE_ARGS: pgBackRest's target options, one a line. */
+/**
+ * The Job's script (bash in the database image); $RESTORE_ARGS: pgBackRest's target options, one a
+ * line; $RESTORE_PICK_*: how to choose the backup (pick.ts), empty when the options name it.
+ */
 export const RESTORE_SCRIPT = String.raw`set -euo pipefail
+${PICK_FUNCTIONS}
 mkdir -p /tmp/pgbackrest/lock /tmp/pgbackrest/log "$PGDATA"
 chmod 0700 "$PGDATA"
 # One option per line: a time target holds a space.
 set --
 while IFS= read -r a; do if [ -n "$a" ]; then set -- "$@" "$a"; fi; done <<<"$RESTORE_ARGS"
+${PICK_STEP}
 echo "restore: pgbackrest restore $*"
 start=$(date +%s)
 pgbackrest restore "$@"
@@ -99,13 +106,17 @@ export function desiredRestoreClaim(
   };
 }
 
-/** The Job restoring into `claim` with pgBackRest options `args`. */
+/**
+ * The Job restoring into `claim` with pgBackRest options `args`; with `pick`, it first chooses the
+ * backup (--set) itself, `target` and `window` naming what it restores in a refusal.
+ */
 export function desiredRestoreJob(
   inp: PlatformInputs,
   r: ScalePlatformRestore,
   name: string,
   claim: string,
   args: string[],
+  pick?: BackupPick & { target: string; window: string },
 ): KubeObject {
   const backup = inp.spec.backup;
   if (!backup) throw new Error("restore needs spec.backup");
@@ -148,6 +159,10 @@ export function desiredRestoreJob(
                 fromSecret("POSTGRES_PASSWORD", DB_KEYS.password),
                 { name: "PGDATA", value: `${DATA_MOUNT}/pgdata` },
                 { name: "RESTORE_ARGS", value: args.join("\n") },
+                { name: "RESTORE_PICK_TIMELINE", value: pick ? String(pick.timeline) : "" },
+                { name: "RESTORE_PICK_BEFORE", value: pick?.before !== undefined ? String(pick.before) : "" },
+                { name: "RESTORE_TARGET", value: pick?.target ?? "" },
+                { name: "RESTORE_WINDOW", value: pick?.window ?? "" },
                 ...pgbackrestEnv(backup, ns, nameOf(inp)),
               ],
               securityContext: RESTRICTED_CONTAINER,

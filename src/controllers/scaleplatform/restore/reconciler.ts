@@ -187,7 +187,14 @@ export class RestoreReconciler implements Reconciler {
     const jobName = platformRestoreJobName(r.metadata.name ?? "");
     for (const obj of [
       desiredRestoreClaim(inp, r, claim, size),
-      desiredRestoreJob(inp, r, jobName, claim, checked.args),
+      desiredRestoreJob(
+        inp,
+        r,
+        jobName,
+        claim,
+        checked.args,
+        checked.pick && { ...checked.pick, target: checked.target, window: checked.window },
+      ),
     ]) {
       try {
         await ctx.client.create(obj);

@@ -49,12 +49,22 @@ describe("restore target", () => {
     const unknown = checkTarget({ ...base, backupLabel: "20250101-020000F" }, backup, now);
     expect(unknown.ok ? "" : unknown.message).toContain("is not one of the platform's backups");
     expect(checkTarget(base, backup, now)).toMatchObject({ ok: true, target: "latest", args: [] });
+    // A backup label names its backup; an unknown timeline leaves the choice to pgBackRest.
+    expect(checkTarget({ ...base, backupLabel: "20260101-020000F" }, backup, now, 3)).not.toHaveProperty(
+      "pick",
+    );
+    expect(checkTarget(base, backup, now)).not.toHaveProperty("pick");
     expect(checkTarget(base, undefined, now)).toMatchObject({ ok: false, window: "none (no backup yet)" });
   });
 
   it("latest and a time follow the serving timeline, not the newest one in the repository", () => {
-    expect(checkTarget(base, backup, now, 3)).toMatchObject({ args: ["--target-timeline=3"] });
+    expect(checkTarget(base, backup, now, 3)).toMatchObject({
+      args: ["--target-timeline=3"],
+      pick: { timeline: 3 },
+    });
     expect(checkTarget({ ...base, targetTime: "2026-01-01T04:00:00Z" }, backup, now, 3)).toMatchObject({
+      // The Job starts from the newest ancestor of timeline 3 that ended before the target (pick.ts).
+      pick: { timeline: 3, before: Date.parse("2026-01-01T04:00:00Z") / 1000 },
       args: [
         "--type=time",
         "--target=2026-01-01 04:00:00.000+00",
@@ -102,6 +112,24 @@ describe("restore children and status", () => {
     expect(pod.volumes[0]).toEqual({ name: "data", persistentVolumeClaim: { claimName: "shop-db-pitr" } });
     const env = Object.fromEntries(pod.containers[0]?.env.map((e) => [e.name, e.value]) ?? []);
     expect(env.RESTORE_ARGS).toBe("--type=time\n--target=a b");
+    expect(env.RESTORE_PICK_TIMELINE).toBe("");
+    const picking = desiredRestoreJob(inp, r, "pitr-restore", "shop-db-pitr", ["--target-timeline=2"], {
+      timeline: 2,
+      before: 1767240000,
+      target: "time 2026-01-01T04:00:00Z",
+      window: "w",
+    });
+    const penv = Object.fromEntries(
+      (
+        picking.spec as { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } }
+      ).template.spec.containers[0]?.env.map((e) => [e.name, e.value]) ?? [],
+    );
+    expect(penv).toMatchObject({
+      RESTORE_PICK_TIMELINE: "2",
+      RESTORE_PICK_BEFORE: "1767240000",
+      RESTORE_TARGET: "time 2026-01-01T04:00:00Z",
+      RESTORE_WINDOW: "w",
+    });
     expect(env.PGBACKREST_REPO1_TYPE).toBe("s3");
     expect(job.metadata.ownerReferences?.[0]).toMatchObject({ kind: "ScalePlatformRestore", name: "pitr" });
   });

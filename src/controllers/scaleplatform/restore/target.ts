@@ -14,11 +14,19 @@ import { formatTime } from "../../../runtime/conditions.ts";
 // promotion, or its cutover rolled back) left a newer one there, off the serving database's
 // history: "latest" and a time follow the serving database's timeline instead; a backup label
 // follows the timeline the backup was taken on (recovery stops where the backup ends). Pure.
+// pgBackRest alone would start "latest" and a time from its newest backup whatever its timeline:
+// the restore Job picks the newest that is an ancestor of the followed timeline (pick.ts).
 
 /** A checked target: pgBackRest's restore options, or why it is refused. */
 export type CheckedTarget =
-  | { ok: true; args: string[]; target: string; window: string }
+  | { ok: true; args: string[]; target: string; window: string; pick?: BackupPick }
   | { ok: false; message: string; window: string };
+
+/**
+ * How the restore Job chooses the backup for latest and a time (pick.ts): the newest ancestor of
+ * `timeline` that, when `before` (epoch seconds) is set, ended before it.
+ */
+export type BackupPick = { timeline: number; before?: number };
 
 /** Human-readable window, as the refusal and the status print it. */
 export function windowText(backup: BackupStatus | undefined, now: Date): string {
@@ -85,8 +93,9 @@ export function checkTarget(
       window,
       target: `time ${spec.targetTime}`,
       args: ["--type=time", `--target=${iso}`, "--target-action=promote", ...follow],
+      ...(timeline ? { pick: { timeline, before: Math.floor(t / 1000) } } : {}),
     };
   }
   // Latest: replay every archived WAL segment, then promote (PostgreSQL's end-of-recovery default).
-  return { ok: true, window, target: "latest", args: follow };
+  return { ok: true, window, target: "latest", args: follow, ...(timeline ? { pick: { timeline } } : {}) };
 }
