@@ -3,7 +3,15 @@ import type { ScalePlatformBackup } from "../../../src/api/v1alpha1/scaleplatfor
 import { CANCEL_BOUND_SECONDS } from "../../../src/controllers/scaleplatform/backup/runner.ts";
 import { kubectl, useNamespace, waitFor } from "../../support/cluster.ts";
 import { skipReason } from "../addons/support.ts";
-import { applyPlatform, createS3Secret, getObj, psql, s3Repository, waitBackupHealthy } from "./helpers.ts";
+import {
+  applyBackupRequest,
+  applyPlatform,
+  createS3Secret,
+  getObj,
+  psql,
+  s3Repository,
+  waitBackupHealthy,
+} from "./helpers.ts";
 import { usePlatformOperator } from "./operator.ts";
 
 // Deleting a running ScalePlatformBackup cancels it for real: the pgBackRest backup processes in
@@ -33,16 +41,7 @@ function backupProcesses(ns: string): Promise<string> {
 }
 
 function applyRequest(ns: string, name: string) {
-  const obj = {
-    apiVersion: "cronscale.io/v1alpha1",
-    kind: "ScalePlatformBackup",
-    metadata: { name },
-    spec: { platformName: NAME, type: "full" },
-  };
-  return kubectl(["apply", "--server-side", "--field-manager=test", "-f", "-"], {
-    namespace: ns,
-    input: JSON.stringify(obj),
-  });
+  return applyBackupRequest(ns, name, NAME);
 }
 
 /** Names of the pods of a request's Job. */

@@ -5,6 +5,7 @@ import type { ScalePlatformBackup } from "../../../src/api/v1alpha1/scaleplatfor
 import { kubectl, useNamespace, waitFor } from "../../support/cluster.ts";
 import { addonEnv, skipReason } from "../addons/support.ts";
 import {
+  applyBackupRequest,
   applyPlatform,
   createS3Secret,
   getObj,
@@ -37,16 +38,7 @@ function filesUnder(dir: string): string[] {
 }
 
 function applyRequest(ns: string, name: string, type: "full" | "incr") {
-  const obj = {
-    apiVersion: "cronscale.io/v1alpha1",
-    kind: "ScalePlatformBackup",
-    metadata: { name },
-    spec: { platformName: NAME, type },
-  };
-  return kubectl(["apply", "--server-side", "--field-manager=test", "-f", "-"], {
-    namespace: ns,
-    input: JSON.stringify(obj),
-  });
+  return applyBackupRequest(ns, name, NAME, type);
 }
 
 function waitRequest(ns: string, name: string, phase: "Succeeded" | "Failed"): Promise<ScalePlatformBackup> {

@@ -28,6 +28,25 @@ export function applyPlatform(ns: string, name: string, spec: Record<string, unk
   });
 }
 
+/** Applies a manual ScalePlatformBackup `name` of platform `platform` (kubectl throws on refusal). */
+export function applyBackupRequest(
+  ns: string,
+  name: string,
+  platform: string,
+  type: "full" | "incr" = "full",
+) {
+  const obj = {
+    apiVersion: "cronscale.io/v1alpha1",
+    kind: "ScalePlatformBackup",
+    metadata: { name },
+    spec: { platformName: platform, type },
+  };
+  return kubectl(["apply", "--server-side", "--field-manager=test", "-f", "-"], {
+    namespace: ns,
+    input: JSON.stringify(obj),
+  });
+}
+
 /** Waits for a phase; returns the platform. */
 export function waitPhase(
   ns: string,

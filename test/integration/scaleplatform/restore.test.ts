@@ -4,6 +4,7 @@ import type { ScalePlatformRestore } from "../../../src/api/v1alpha1/scaleplatfo
 import { kubectl, useNamespace, waitFor } from "../../support/cluster.ts";
 import { addonEnv, skipReason } from "../addons/support.ts";
 import {
+  applyBackupRequest,
   applyPlatform,
   createS3Secret,
   getObj,
@@ -104,16 +105,7 @@ function watchShop(): { stop(): Promise<number[]> } {
 
 /** Requests a manual full backup `name` and waits until it succeeded. */
 async function requestBackup(ns: string, name: string): Promise<void> {
-  const obj = {
-    apiVersion: "cronscale.io/v1alpha1",
-    kind: "ScalePlatformBackup",
-    metadata: { name },
-    spec: { platformName: NAME, type: "full" },
-  };
-  await kubectl(["apply", "--server-side", "--field-manager=test", "-f", "-"], {
-    namespace: ns,
-    input: JSON.stringify(obj),
-  });
+  await applyBackupRequest(ns, name, NAME);
   await waitFor(
     async () =>
       (await getObj<{ status?: { phase?: string } }>(ns, "scaleplatformbackup", name))?.status?.phase ===
