@@ -4,7 +4,7 @@ import type { KubeObject } from "../../../src/runtime/types.ts";
 import { kubectl, useNamespace, waitFor } from "../../support/cluster.ts";
 import { missingAddon, skipReason } from "../addons/support.ts";
 import { applyPlatform, appPodsField, getObj, getPlatform, psql, waitPhase } from "./helpers.ts";
-import { localCa, usePlatformOperator, viaIngress } from "./operator.ts";
+import { localCa, servedViaIngress, usePlatformOperator, viaIngress } from "./operator.ts";
 
 // A platform's whole life on the local cluster with the platform add-ons: real PostgreSQL on a
 // local-path volume, the commerce image as the platform, Traefik, cert-manager. (The HPA under
@@ -71,7 +71,7 @@ describe.skipIf(reason)("ScalePlatform lifecycle on the real cluster", () => {
   it("the app reached its database with the generated credentials; the platform answers through the Ingress over TLS", async () => {
     // The commerce service is ready only after a query on the database succeeded and its
     // migrations are applied.
-    const health = await viaIngress(HOST, "/readyz");
+    const health = await servedViaIngress(HOST, "/readyz");
     expect(health.status).toBe(200);
     expect(JSON.parse(health.body)).toEqual({ status: "ready" });
     const db = await getObj<KubeObject>(ns.name, "secret", `${NAME}-db-credentials`);
@@ -208,7 +208,7 @@ describe.skipIf(reason)("ScalePlatform lifecycle on the real cluster", () => {
     expect(start.code, start.stderr).toBe(0);
     await waitPhase(ns.name, NAME, "Running", 300_000);
     expect(await psql(ns.name, `${NAME}-db-0`, "SELECT v FROM kept")).toBe("before-stop");
-    expect((await viaIngress(HOST, "/healthz")).status).toBe(200);
+    expect((await servedViaIngress(HOST, "/healthz")).status).toBe(200);
     expect(await getObj(ns.name, "hpa", NAME)).toBeDefined();
   }, 420_000);
 
@@ -259,7 +259,7 @@ describe.skipIf(reason)("ScalePlatform lifecycle on the real cluster", () => {
     expect(r.code, r.stderr).toBe(0);
     await waitPhase(ns.name, NAME, "Running", 300_000);
     expect(await psql(ns.name, `${NAME}-db-0`, "SELECT v FROM kept")).toBe("before-stop");
-    expect((await viaIngress(HOST, "/healthz")).status).toBe(200);
+    expect((await servedViaIngress(HOST, "/healthz")).status).toBe(200);
     const logs = await kubectl(["logs", `${NAME}-db-0`, "-c", "postgres"], { namespace: ns.name });
     expect(logs.stderr + logs.stdout).toContain("password of");
   }, 360_000);

@@ -16,7 +16,7 @@ import { RealKubeClient } from "../../../src/runtime/client.ts";
 import { KubeListWatch } from "../../../src/runtime/listwatch.ts";
 import { Manager } from "../../../src/runtime/manager.ts";
 import { KubeTransport } from "../../../src/runtime/rest.ts";
-import { clusterEnv, kubeConfig, kubectl } from "../../support/cluster.ts";
+import { clusterEnv, kubeConfig, kubectl, waitFor } from "../../support/cluster.ts";
 import { addonEnv, nodeImages } from "../addons/support.ts";
 
 // The operator's ScalePlatform controller running in this test process against the test cluster
@@ -202,4 +202,33 @@ export function viaIngress(
     req.on("timeout", () => req.destroy(new Error("timeout")));
     req.on("error", reject);
   });
+}
+
+/**
+ * viaIngress() until it answers 200 (or `waitMs` passes; then the last reply, so the test's
+ * expectation shows the status). Traefik applies Ingress and endpoint changes asynchronously
+ * (throttled by its provider), so a platform that just turned Running may be routed a moment later.
+ */
+export async function servedViaIngress(
+  host: string,
+  path: string,
+  opts: Parameters<typeof viaIngress>[2] & { waitMs?: number } = {},
+): Promise<Reply> {
+  let last: Reply | undefined;
+  try {
+    return await waitFor(
+      async () => {
+        last = await viaIngress(host, path, opts);
+        return last.status === 200 && last;
+      },
+      {
+        timeoutMs: opts.waitMs ?? 30_000,
+        intervalMs: 500,
+        what: `200 from ${host}${path} through the Ingress`,
+      },
+    );
+  } catch (err) {
+    if (last) return last;
+    throw err;
+  }
 }

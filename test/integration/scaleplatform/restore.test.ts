@@ -13,7 +13,7 @@ import {
   s3Repository,
   waitBackupHealthy,
 } from "./helpers.ts";
-import { usePlatformOperator, viaIngress } from "./operator.ts";
+import { servedViaIngress, usePlatformOperator, viaIngress } from "./operator.ts";
 
 // Restores on the real cluster (real PostgreSQL with pgBackRest, versitygw over TLS): a target
 // outside the recoverable window is refused with the window; a point-in-time restore brings back
@@ -272,7 +272,7 @@ describe.skipIf(reason)("ScalePlatformRestore (pgBackRest PITR into a new volume
       new RegExp(`waiting for the database (ready|to restart) on ${NAME}-db-abandoned\\)`),
     );
     // The shop serves the data it had before, through the Ingress, from the old volume.
-    expect((await viaIngress(HOST, "/healthz", { timeoutMs: 5000 })).status).toBe(200);
+    expect((await servedViaIngress(HOST, "/healthz", { timeoutMs: 5000 })).status).toBe(200);
     const sts = await getObj(ns.name, "statefulset", `${NAME}-db`);
     expect(sts?.metadata.annotations?.["cronscale.io/data-claim"]).toBeUndefined();
     expect(await tags(ns.name)).toBe("base,served");

@@ -3,7 +3,7 @@ import type { KubeObject } from "../../../src/runtime/types.ts";
 import { kubectl, useNamespace, waitFor } from "../../support/cluster.ts";
 import { addonEnv, addonScript, missingAddon, skipReason } from "../addons/support.ts";
 import { apiKey, applyPlatform, getObj, getPlatform, replicasOwners, waitPhase } from "./helpers.ts";
-import { usePlatformOperator, viaIngress } from "./operator.ts";
+import { servedViaIngress, usePlatformOperator, viaIngress } from "./operator.ts";
 
 // What the platform becomes depending on the cluster: cert-manager or not (TLS waits, nothing
 // else blocked), a custom-metrics API or not (which HPA triggers are active), and the database
@@ -79,7 +79,7 @@ describe.skipIf(reason)("ScalePlatform on what the cluster offers", () => {
       expect(p.status?.urls?.platform).toBe(`http://${HOST}/`);
     }
     expect(p.status?.phase).toBe("Running");
-    expect((await viaIngress(HOST, "/readyz")).status).toBe(200);
+    expect((await servedViaIngress(HOST, "/readyz")).status).toBe(200);
   });
 
   it("HPA triggers: CPU and memory, plus queue length and response time only where the custom-metrics API has values", async () => {
@@ -204,7 +204,7 @@ describe.skipIf(reason)("ScalePlatform on what the cluster offers", () => {
       // Nothing else is blocked: the URLs in the app's configuration turn http, so the app rolls
       // (Updating) and is Running again, served through the Ingress.
       await waitPhase(ns.name, NAME, "Running", 120_000);
-      expect((await viaIngress(HOST, "/readyz")).status).toBe(200);
+      expect((await servedViaIngress(HOST, "/readyz")).status).toBe(200);
     } finally {
       await addonScript("cert-manager", "up");
       await addonScript("custom-metrics", "up");
