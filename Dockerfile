@@ -26,6 +26,8 @@ RUN if ls /tmp/extra-ca/*.pem >/dev/null 2>&1; then \
  && npm ci --ignore-scripts --no-audit --no-fund --cache /tmp/.npm \
  && rm -rf /tmp/.npm /tmp/extra-ca /tmp/extra-ca.pem
 COPY src ./src
+# The build bundles the operator's modules into one file after tsc (hack/build/bundle-operator.ts).
+COPY hack/build ./hack/build
 # What the final stage takes is gathered in /out, so that it is copied in one layer. The prune is
 # --offline: it only removes, but online it would ask the registry about every optional
 # platform package it does not install.

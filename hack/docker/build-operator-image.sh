@@ -37,6 +37,7 @@ context_files() {
     cd "$ROOT"
     printf '%s\n' Dockerfile .dockerignore package.json package-lock.json tsconfig.json tsconfig.build.json
     find hack/docker/extra-ca -type f | LC_ALL=C sort
+    find hack/build -type f | LC_ALL=C sort
     find src -type f ! -name '*.test.ts' ! -name 'testing.ts' | LC_ALL=C sort
   )
 }
