@@ -1,10 +1,13 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { RealKubeClient } from "./client.ts";
 import { GatedKubeClient, NotLeaderError } from "./gated-client.ts";
 import { KubeTransport } from "./rest.ts";
-import { loopbackKubeConfig } from "./testing.ts";
 import type { KubeObject } from "./types.ts";
 
 // The leader gate over the real client and transport, against a loopback HTTP server that records
@@ -47,16 +50,26 @@ beforeEach(() => {
 
 /** A gate over a real client whose kubeconfig runs `onCredentials` after each credential step. */
 function setup(onCredentials: () => void) {
-  const kc = loopbackKubeConfig(port);
+  // A token file read again before every request (refresh interval 0), so that each request has
+  // the credentials step the transport awaits last.
+  const tokenFile = join(mkdtempSync(join(tmpdir(), "gated-")), "token");
+  writeFileSync(tokenFile, "t0ken");
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: "c", server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
+    users: [{ name: "u", authProvider: { name: "tokenFile", config: { tokenFile } } }],
+    contexts: [{ name: "x", cluster: "c", user: "u" }],
+    currentContext: "x",
+  });
   // The transport's last await before sending: the lease lapses right there, as when the process
   // is stopped while the credentials are prepared and resumed past its renew deadline.
-  const prepare = kc.applySecurityAuthentication.bind(kc);
-  kc.applySecurityAuthentication = async (ctx) => {
-    await prepare(ctx);
+  const prepare = kc.applyToHTTPSOptions.bind(kc);
+  kc.applyToHTTPSOptions = async (opts) => {
+    await prepare(opts);
     onCredentials();
   };
   const lease = { held: true };
-  const base = new RealKubeClient(KubeTransport.create(kc));
+  const base = new RealKubeClient(KubeTransport.create(kc, { auth: { tokenFileRefreshMs: 0 } }));
   return { lease, base, gate: new GatedKubeClient(base, () => lease.held) };
 }
 

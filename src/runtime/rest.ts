@@ -1,7 +1,10 @@
-import { HttpMethod, type KubeConfig, KubernetesObjectApi, RequestContext } from "@kubernetes/client-node";
-import { type Dispatcher, getGlobalDispatcher, request as undiciRequest } from "undici";
+import type { KubeConfig } from "@kubernetes/client-node";
+import { request as undiciRequest } from "undici";
 import { ApiError, RetryableError } from "./errors.ts";
+import { FenceRefusal, fencedDispatcher } from "./fence.ts";
+import { type Credentials, type HeaderMap, KubeAuth, type KubeAuthOptions } from "./kube-auth.ts";
 import { type ResourceType, splitApiVersion } from "./types.ts";
+import { watchStream } from "./watch-stream.ts";
 
 /** Discovery facts about one resource type. */
 export interface ResourceInfo {
@@ -42,42 +45,8 @@ export interface TransportOptions {
    * Watches are long-lived and have their own inactivity limit instead.
    */
   requestTimeoutMs?: number;
-}
-
-/** Carries the error a fence threw from inside undici to the caller, unwrapped. */
-class FenceRefusal extends Error {
-  readonly reason: unknown;
-  constructor(reason: unknown) {
-    super("refused by the write fence");
-    this.reason = reason;
-  }
-}
-
-/**
- * `dispatcher` with `fence` called when a request is about to be written on its connection
- * (undici's onRequestStart, on a connected socket, before the request line); a throw aborts the
- * request there, before any byte of it leaves, and is passed to `onRefused`.
- */
-function fencedDispatcher(
-  dispatcher: Dispatcher,
-  fence: () => void,
-  onRefused: (err: unknown) => void,
-): Dispatcher {
-  return dispatcher.compose((dispatch) => (opts, handler) => {
-    // Inherits every other callback of the caller's handler (fetch's), with `this` kept.
-    const fenced: Dispatcher.DispatchHandler = Object.create(handler);
-    fenced.onRequestStart = function (controller, context) {
-      try {
-        fence();
-      } catch (err) {
-        onRefused(err);
-        controller.abort(err as Error);
-        return;
-      }
-      handler.onRequestStart?.call(this, controller, context);
-    };
-    return dispatch(opts, fenced);
-  });
+  /** Refresh intervals and clock of the credentials cache (kube-auth.ts). */
+  auth?: KubeAuthOptions;
 }
 
 /** Default per-request timeout, as kubectl's and client-go's usual `--request-timeout` scale. */
@@ -100,30 +69,49 @@ export const METADATA_ACCEPT = "application/json;as=PartialObjectMetadata;g=meta
 
 type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
+const USER_AGENT = "cronscale";
+
+/** One request as it goes out (its credentials are added per attempt). */
+interface Outgoing {
+  method: Method;
+  path: string;
+  url: string;
+  headers: HeaderMap;
+  body: string | undefined;
+  signal: AbortSignal | undefined;
+  fence: (() => void) | undefined;
+}
+
 /**
- * Raw JSON access to the API server, built on @kubernetes/client-node's own transport.
+ * Raw JSON access to the API server over one pooled undici dispatcher, with the kubeconfig's
+ * credentials prepared once and refreshed only when due (kube-auth.ts).
  *
- * Why not call KubernetesObjectApi's verbs directly: its typed (de)serializer turns timestamps of
- * built-in kinds into Date objects and drops fields it does not know, which breaks "compare desired
- * with live" and would silently lose fields; and it cannot address the status subresource. So we
- * reuse its configuration (server, auth, TLS, user agent) and its HTTP library, and speak plain JSON.
+ * Why not client-node's KubernetesObjectApi: its typed (de)serializer turns timestamps of built-in
+ * kinds into Date objects and drops fields it does not know, which breaks "compare desired with
+ * live" and would silently lose fields; it cannot address the status subresource; and each of its
+ * requests re-runs the kubeconfig's authentication (files read again, a new connection pool) and
+ * goes through fetch's web streams. So KubeConfig stays the loader and authenticator, and requests
+ * go through undici's request API with plain JSON.
  */
-export class KubeTransport extends KubernetesObjectApi {
+export class KubeTransport {
   private readonly kc: KubeConfig;
+  private readonly auth: KubeAuth;
+  private readonly server: string;
   private readonly discovery = new Map<string, Promise<Map<string, ResourceInfo>>>();
-  private dispatcher: unknown;
   private readonly requestTimeoutMs: number;
 
-  private constructor(kc: KubeConfig, base: KubernetesObjectApi, opts: TransportOptions) {
-    // biome-ignore lint/suspicious/noExplicitAny: reuse the configuration client-node built for this kubeconfig
-    super((base as any).configuration);
+  private constructor(kc: KubeConfig, opts: TransportOptions) {
+    const cluster = kc.getCurrentCluster();
+    if (!cluster) throw new Error("No active cluster!");
     this.kc = kc;
+    this.server = cluster.server.replace(/\/+$/, "");
+    this.auth = new KubeAuth(kc, opts.auth);
     this.requestTimeoutMs = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   }
 
   /** Creates a transport for the current context of `kc`. */
   static create(kc: KubeConfig, opts: TransportOptions = {}): KubeTransport {
-    return new KubeTransport(kc, KubernetesObjectApi.makeApiClient(kc), opts);
+    return new KubeTransport(kc, opts);
   }
 
   /** The kubeconfig this transport authenticates with. */
@@ -133,15 +121,17 @@ export class KubeTransport extends KubernetesObjectApi {
 
   /** Sends one request and returns the parsed JSON body; non-2xx answers throw ApiError. */
   async request<T = unknown>(method: Method, path: string, opts: RequestOptions = {}): Promise<T> {
-    const ctx = this.configuration.baseServer.makeRequestContext(path, method as never);
-    for (const [k, v] of Object.entries(opts.query ?? {})) {
-      if (v !== undefined) ctx.setQueryParam(k, String(v));
+    let url = this.server + path;
+    if (opts.query) {
+      const q = new URLSearchParams();
+      for (const [k, v] of Object.entries(opts.query)) if (v !== undefined) q.append(k, String(v));
+      if (q.size) url += `?${q}`;
     }
-    ctx.setHeaderParam("Accept", opts.accept ?? "application/json");
-    ctx.setHeaderParam("User-Agent", "cronscale");
+    const headers: HeaderMap = { Accept: opts.accept ?? "application/json", "User-Agent": USER_AGENT };
+    let body: string | undefined;
     if (opts.body !== undefined) {
-      ctx.setHeaderParam("Content-Type", opts.contentType ?? "application/json");
-      ctx.setBody(JSON.stringify(opts.body));
+      headers["Content-Type"] = opts.contentType ?? "application/json";
+      body = JSON.stringify(opts.body);
     }
     // One timer per request, cleared as soon as the answer is read (AbortSignal.timeout would keep
     // a timer alive for the full period after every request).
@@ -149,10 +139,9 @@ export class KubeTransport extends KubernetesObjectApi {
     const timer = timeoutMs > 0 ? new AbortController() : undefined;
     const timeout = timer ? setTimeout(() => timer.abort(), timeoutMs) : undefined;
     const signals = [opts.signal, timer?.signal].filter((x): x is AbortSignal => x !== undefined);
-    if (signals.length)
-      ctx.setSignal((signals.length === 1 ? signals[0] : AbortSignal.any(signals)) as never);
+    const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
     try {
-      return await this.send<T>(method, path, ctx, opts.fence);
+      return await this.send<T>({ method, path, url, headers, body, signal, fence: opts.fence });
     } catch (err) {
       if (timer?.signal.aborted && !opts.signal?.aborted) {
         throw new RequestTimeoutError(`${method} ${path}: no answer within ${timeoutMs} ms`, timeoutMs, {
@@ -165,79 +154,73 @@ export class KubeTransport extends KubernetesObjectApi {
     }
   }
 
-  private async send<T>(method: Method, path: string, ctx: RequestContext, fence?: () => void): Promise<T> {
-    await this.kc.applySecurityAuthentication(ctx);
-    // client-node builds a fresh connection pool per request; keep the first one so
-    // connections (and TLS sessions) are reused across requests.
-    this.dispatcher ??= ctx.getDispatcher();
-    if (this.dispatcher) ctx.setDispatcher(this.dispatcher as never);
-    // After the transport's last await: the lease may have lapsed while the credentials were made.
-    fence?.();
-    let status: number;
-    let text: string;
-    try {
-      if (fence) ({ status, text } = await this.sendFenced(ctx, fence));
-      else {
-        const res = await this.configuration.httpApi.send(ctx).toPromise();
-        status = res.httpStatusCode;
-        text = await res.body.text();
+  private async send<T>(req: Outgoing): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const creds = this.auth.cached() ?? (await this.auth.get());
+      // After the transport's last await: the lease may have lapsed while the credentials were made.
+      req.fence?.();
+      let status: number;
+      let text: string;
+      try {
+        ({ status, text } = await this.exchange(req, creds));
+      } catch (err) {
+        if (err instanceof FenceRefusal) throw err.reason;
+        // The reason (ECONNREFUSED, a reset, ...) is in the error's code, or in its cause's.
+        const cause = (err as { cause?: { message?: string; code?: string } }).cause;
+        const code = (err as { code?: unknown }).code;
+        const why =
+          cause?.code ?? cause?.message ?? (typeof code === "string" ? code : (err as Error).message);
+        throw new Error(`${req.method} ${req.path}: ${why}`, { cause: err });
       }
-    } catch (err) {
-      if (err instanceof FenceRefusal) throw err.reason;
-      // undici reports "fetch failed" and hides the reason (ECONNREFUSED, reset, ...) in `cause`.
-      const cause = (err as { cause?: { message?: string; code?: string } }).cause;
-      const why = cause?.code ?? cause?.message ?? (err as { code?: string }).code ?? (err as Error).message;
-      throw new Error(`${method} ${path}: ${why}`, { cause: err });
+      if (status === 401 && this.auth.refreshable) {
+        // Credentials from a file, a plugin or a provider may have rotated: prepare them anew and
+        // try once more (a 401 means the request was not processed).
+        this.auth.invalidate(creds);
+        if (attempt === 1) continue;
+      }
+      let parsed: unknown;
+      try {
+        parsed = text ? JSON.parse(text) : undefined;
+      } catch {
+        parsed = text;
+      }
+      if (status < 200 || status > 299) {
+        const st = parsed as { reason?: string; message?: string } | undefined;
+        throw new ApiError(
+          status,
+          st?.reason ?? "Unknown",
+          `${req.method} ${req.path}: ${status} ${st?.message ?? text.slice(0, 200)}`,
+          parsed,
+        );
+      }
+      return parsed as T;
     }
-    let parsed: unknown;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      parsed = text;
-    }
-    if (status < 200 || status > 299) {
-      const st = parsed as { reason?: string; message?: string } | undefined;
-      throw new ApiError(
-        status,
-        st?.reason ?? "Unknown",
-        `${method} ${path}: ${status} ${st?.message ?? text.slice(0, 200)}`,
-        parsed,
-      );
-    }
-    return parsed as T;
   }
 
   /**
-   * Sends a fenced request so that nothing can fall between the last check and the bytes leaving:
-   * the fence runs again when undici has the request's connection (a connection may have to be
-   * opened first), and from there the request goes out in the same synchronous step.
-   * Hence HTTP/1.1 (the same origin's http1-only pool of the shared agent) with the body handed
-   * over whole: over HTTP/2, Node sends a stream's frames from a later turn of the event loop,
-   * and fetch streams a body over later microtasks; a pause there would send, on resuming, a
+   * One request and its whole answer, through undici's request API on the shared pool. A fenced
+   * request is checked again when undici has its connection (a connection may have to be opened
+   * first), and from there it goes out in the same synchronous step. Hence HTTP/1.1 (the origin's
+   * http1-only pool of the same agent) with the body handed over whole: over HTTP/2, Node sends a
+   * stream's frames from a later turn of the event loop; a pause there would send, on resuming, a
    * request checked before it.
    */
-  private async sendFenced(
-    ctx: RequestContext,
-    fence: () => void,
-  ): Promise<{ status: number; text: string }> {
+  private async exchange(req: Outgoing, creds: Credentials): Promise<{ status: number; text: string }> {
     let refused: unknown;
-    const dispatcher = fencedDispatcher(
-      (this.dispatcher as Dispatcher | undefined) ?? getGlobalDispatcher(),
-      fence,
-      (err) => {
-        refused = err;
-      },
-    );
-    const body = ctx.getBody();
+    const dispatcher = req.fence
+      ? fencedDispatcher(creds.dispatcher, req.fence, (err) => {
+          refused = err;
+        })
+      : creds.dispatcher;
     try {
-      const res = await undiciRequest(ctx.getUrl(), {
+      const res = await undiciRequest(req.url, {
         dispatcher,
-        method: ctx.getHttpMethod() as Dispatcher.HttpMethod,
-        headers: ctx.getHeaders(),
-        body: typeof body === "string" ? body : undefined,
-        signal: ctx.getSignal() as AbortSignal | undefined,
+        method: req.method,
+        headers: { ...creds.headers, ...req.headers },
+        body: req.body,
+        signal: req.signal,
         // The agent keeps a separate http1-only pool for such requests (undici's Agent).
-        allowH2: false,
+        ...(req.fence ? { allowH2: false } : {}),
       } as Parameters<typeof undiciRequest>[1]);
       return { status: res.statusCode, text: await res.body.text() };
     } catch (err) {
@@ -277,13 +260,10 @@ export class KubeTransport extends KubernetesObjectApi {
   }
 
   /**
-   * Starts a watch; resolves to its abort handle once the request is sent. Events are split into
-   * lines and parsed straight from the response's bytes, through undici's stream API, with an
-   * inactivity limit of our own. (client-node's Watch hard-codes a 30 s limit in a private field,
-   * which this transport had to overwrite; its fetch, web-stream and readline layers cost about
-   * the same CPU per event as this: JSON.parse dominates — hack/bench/watch-decode.ts.)
-   * `onDone` is called once: the server's clean close (no error), a failure or non-200 answer (an
-   * error with `statusCode`), no data for `inactivityTimeoutMs` (default 30 s), or `abort()`.
+   * Starts a watch (watch-stream.ts) on the shared pool with the cached credentials; resolves to
+   * its abort handle once the answer's head is in. `onDone` is called once: the server's clean
+   * close (no error), a failure or non-200 answer (an error with `statusCode`; a 401 also drops the
+   * cached credentials), no data for `inactivityTimeoutMs` (default 30 s), or `abort()`.
    */
   async watch(
     path: string,
@@ -293,84 +273,23 @@ export class KubeTransport extends KubernetesObjectApi {
     inactivityTimeoutMs = 30_000,
     accept?: string,
   ): Promise<AbortController> {
-    const cluster = this.kc.getCurrentCluster();
-    if (!cluster) throw new Error("No currently active cluster");
-    const url = new URL(cluster.server + path);
-    url.searchParams.set("watch", "true");
-    for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, String(v));
-    const ctx = new RequestContext(url.toString(), HttpMethod.GET);
-    await this.kc.applySecurityAuthentication(ctx);
-    ctx.setHeaderParam("Accept", accept ?? "application/json");
-    ctx.setHeaderParam("User-Agent", "cronscale");
-    const controller = new AbortController();
-    let timer: NodeJS.Timeout | undefined;
-    let finished = false;
-    const finish = (err: unknown) => {
-      if (finished) return;
-      finished = true;
-      clearTimeout(timer);
-      controller.abort();
+    const q = new URLSearchParams({ watch: "true" });
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) q.set(k, String(v));
+    const creds = this.auth.cached() ?? (await this.auth.get());
+    const headers = { ...creds.headers, Accept: accept ?? "application/json", "User-Agent": USER_AGENT };
+    const done = (err: unknown) => {
+      if ((err as { statusCode?: number } | null)?.statusCode === 401) this.auth.invalidate(creds);
       onDone(err);
     };
-    const arm = () => {
-      clearTimeout(timer);
-      // A DOMException named TimeoutError, as an aborted fetch reports it.
-      timer = setTimeout(
-        () =>
-          finish(new DOMException(`watch ${path}: no data within ${inactivityTimeoutMs} ms`, "TimeoutError")),
-        inactivityTimeoutMs,
-      );
-      timer.unref();
-    };
-    const line = (bytes: Buffer) => {
-      if (bytes.length === 0 || finished) return;
-      let event: { type?: string; object?: unknown };
-      try {
-        event = JSON.parse(bytes.toString("utf8"));
-      } catch {
-        return; // not an event (as client-node's Watch, skip it)
-      }
-      if (typeof event?.type === "string") onEvent(event.type, event.object);
-    };
-    try {
-      arm();
-      const res = await undiciRequest(url, {
-        method: "GET",
-        headers: ctx.getHeaders(),
-        dispatcher: ctx.getDispatcher() as Dispatcher | undefined,
-        signal: controller.signal,
-      });
-      if (res.statusCode !== 200) {
-        const text = await res.body.text().catch(() => "");
-        const err = new Error(`watch ${path}: ${res.statusCode} ${text.slice(0, 200)}`);
-        (err as Error & { statusCode: number }).statusCode = res.statusCode;
-        throw err;
-      }
-      arm();
-      // Bytes of a line not ended yet (a line may span chunks, a character too).
-      let pending: Buffer[] = [];
-      res.body.on("data", (chunk: Buffer) => {
-        arm();
-        let start = 0;
-        for (let nl = chunk.indexOf(10); nl >= 0; nl = chunk.indexOf(10, start)) {
-          const part = chunk.subarray(start, nl);
-          line(pending.length ? Buffer.concat([...pending, part]) : part);
-          pending = [];
-          start = nl + 1;
-          if (finished) return;
-        }
-        if (start < chunk.length) pending.push(chunk.subarray(start));
-      });
-      res.body.on("end", () => {
-        if (pending.length) line(Buffer.concat(pending));
-        finish(null);
-      });
-      res.body.on("error", finish);
-      res.body.on("close", () => finish(null));
-    } catch (err) {
-      finish(err);
-    }
-    return controller;
+    return watchStream(
+      `${this.server}${path}?${q}`,
+      path,
+      headers,
+      creds.dispatcher,
+      onEvent,
+      done,
+      inactivityTimeoutMs,
+    );
   }
 
   private discover(apiVersion: string): Promise<Map<string, ResourceInfo>> {
