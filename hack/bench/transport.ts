@@ -3,7 +3,7 @@
 // N server-side applies of small ConfigMaps, K in flight, through each client in turn, rounds
 // alternated. Figures: client CPU-ms per request (process.cpuUsage: this process only, the API
 // server's CPU is not in it), wall time, p50/p99 latency, and the ratios.
-//   KUBECONFIG=... npm run bench:transport -- [--count 2000] [--inflight 4] [--rounds 3]
+//   KUBECONFIG=... npm run bench:transport -- [--count 2000] [--inflight 4] [--rounds 3] [--clients a,b]
 // Clients:
 // - transport: KubeTransport.request, as the operator's client applies;
 // - previous:  the transport as it was, on client-node's path: a RequestContext, the kubeconfig's
@@ -22,6 +22,8 @@ const { values } = parseArgs({
     count: { type: "string", default: "2000" },
     inflight: { type: "string", default: "4" },
     rounds: { type: "string", default: "3" },
+    /** Comma-separated subset of the clients (e.g. for a CPU profile of one). */
+    clients: { type: "string", default: "transport,previous,client-node" },
   },
 });
 const N = Number(values.count);
@@ -83,11 +85,18 @@ function viaClientNode(): Apply {
     api.patch(configMap(ns, name, round), undefined, undefined, "bench", true, PatchStrategy.ServerSideApply);
 }
 
-const clients: Record<string, Apply> = {
-  transport: viaTransport(),
-  previous: viaPrevious(),
-  "client-node": viaClientNode(),
+const all: Record<string, () => Apply> = {
+  transport: viaTransport,
+  previous: viaPrevious,
+  "client-node": viaClientNode,
 };
+const clients: Record<string, Apply> = Object.fromEntries(
+  values.clients.split(",").map((c) => {
+    const make = all[c];
+    if (!make) throw new Error(`unknown client ${c}: one of ${Object.keys(all).join(", ")}`);
+    return [c, make()];
+  }),
+);
 const nsOf = (client: string) => `bench-transport-${runId}-${client}`;
 
 interface Round {
@@ -159,7 +168,7 @@ try {
       `${c.padEnd(11)} cpu ${f(med(c, "cpuMsPerRequest"))} ms/req  wall ${f(med(c, "wallMs") / 1000, 2)} s  p50 ${f(med(c, "p50"), 2)} ms  p99 ${f(med(c, "p99"), 2)} ms`,
     );
   }
-  for (const c of ["previous", "client-node"]) {
+  for (const c of ["previous", "client-node"].filter((x) => x in clients && "transport" in clients)) {
     console.log(
       `${c} / transport: cpu ${f(med(c, "cpuMsPerRequest") / med("transport", "cpuMsPerRequest"), 2)}x  wall ${f(med(c, "wallMs") / med("transport", "wallMs"), 2)}x  p50 ${f(med(c, "p50") / med("transport", "p50"), 2)}x  p99 ${f(med(c, "p99") / med("transport", "p99"), 2)}x`,
     );
