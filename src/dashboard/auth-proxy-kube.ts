@@ -42,9 +42,10 @@ function withImpersonation(headers: Headers, id: ProxyIdentity): Record<string, 
 
 /**
  * A kubeconfig that authenticates as `base` does and impersonates `id` on every request. The
- * headers are added at the undici dispatcher (fetch would join repeated headers into one line,
- * which the API server would read as a single group) and, for node:https requests (pod logs),
- * to the request options.
+ * headers are added to the HTTPS options (the transport's requests, which send a repeated header
+ * as one line per value, and node:https requests such as pod logs) and, for client-node's own
+ * fetch-based requests, at the undici dispatcher (fetch would join repeated headers into one
+ * line, which the API server would read as a single group).
  */
 export class ImpersonatingKubeConfig extends KubeConfig {
   private readonly identity: ProxyIdentity;
