@@ -42,7 +42,9 @@ async function whoAmI(t: KubeTransport): Promise<string | undefined> {
 }
 
 describe("KubeTransport with a ServiceAccount token file", () => {
-  it("reads the file again when due and retries a request once after a 401 with the rotated token", { timeout: 60_000 }, async () => {
+  it("reads the file again when due and retries a request once after a 401 with the rotated token", {
+    timeout: 60_000,
+  }, async () => {
     const base = kubeConfig();
     const cluster = base.getCurrentCluster();
     if (!cluster) throw new Error("no current cluster");
