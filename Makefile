@@ -38,7 +38,7 @@ node_modules/.stamp: package.json package-lock.json
 deps: node_modules/.stamp ## Install Node 24 (if missing) and the npm packages
 
 .PHONY: build
-build: deps ## Compile TypeScript to dist/
+build: deps ## Compile TypeScript to dist/ and bundle the operator into dist/operator.js
 	$(NPM) run build
 
 .PHONY: lint

@@ -59,20 +59,33 @@ function viaTransport(): Apply {
     });
 }
 
-/** The transport before this one: client-node's RequestContext, per-request auth, its fetch. */
-function viaPrevious(): Apply {
+/**
+ * client-node's configuration, and a RequestContext for one apply made the way the previous
+ * transport made each request: headers, then the kubeconfig's authentication run again.
+ */
+function previousContext() {
   const api = KubernetesObjectApi.makeApiClient(kc);
   // biome-ignore lint/suspicious/noExplicitAny: the configuration client-node built, as the transport used it
   const cfg = (api as any).configuration;
-  let dispatcher: unknown;
-  return async (ns, name, round) => {
+  const context = async (ns: string, name: string): Promise<RequestContext> => {
     const ctx: RequestContext = cfg.baseServer.makeRequestContext(cmPath(ns, name), "PATCH");
     for (const [k, v] of Object.entries(SSA)) ctx.setQueryParam(k, v);
     ctx.setHeaderParam("Accept", "application/json");
     ctx.setHeaderParam("User-Agent", "cronscale");
     ctx.setHeaderParam("Content-Type", "application/apply-patch+yaml");
-    ctx.setBody(JSON.stringify(configMap(ns, name, round)));
     await kc.applySecurityAuthentication(ctx);
+    return ctx;
+  };
+  return { cfg, context };
+}
+
+/** The transport before this one: client-node's RequestContext, per-request auth, its fetch. */
+function viaPrevious(): Apply {
+  const { cfg, context } = previousContext();
+  let dispatcher: unknown;
+  return async (ns, name, round) => {
+    const ctx = await context(ns, name);
+    ctx.setBody(JSON.stringify(configMap(ns, name, round)));
     dispatcher ??= ctx.getDispatcher();
     if (dispatcher) ctx.setDispatcher(dispatcher as never);
     const res = await cfg.httpApi.send(ctx).toPromise();
@@ -87,17 +100,10 @@ function viaPrevious(): Apply {
  * undici's request API over HTTP/1.1 on the first Agent (isolates the authentication step).
  */
 function viaPreviousFenced(): Apply {
-  const api = KubernetesObjectApi.makeApiClient(kc);
-  // biome-ignore lint/suspicious/noExplicitAny: the configuration client-node built, as the transport used it
-  const cfg = (api as any).configuration;
+  const { context } = previousContext();
   let dispatcher: Dispatcher | undefined;
   return async (ns, name, round) => {
-    const ctx: RequestContext = cfg.baseServer.makeRequestContext(cmPath(ns, name), "PATCH");
-    for (const [k, v] of Object.entries(SSA)) ctx.setQueryParam(k, v);
-    ctx.setHeaderParam("Accept", "application/json");
-    ctx.setHeaderParam("User-Agent", "cronscale");
-    ctx.setHeaderParam("Content-Type", "application/apply-patch+yaml");
-    await kc.applySecurityAuthentication(ctx);
+    const ctx = await context(ns, name);
     dispatcher ??= (ctx.getDispatcher() as Dispatcher | undefined) ?? getGlobalDispatcher();
     const res = await undiciRequest(ctx.getUrl(), {
       dispatcher,
