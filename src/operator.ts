@@ -21,8 +21,9 @@ export async function runOperator(argv: readonly string[], env: NodeJS.ProcessEn
   const secrets = new SecretRegistry();
   const log = createLogger({ level: cfg.logLevel, secrets });
   const kc = loadKubeConfig(cfg.kubeconfig || undefined);
+  const transport = KubeTransport.create(kc, { requestTimeoutMs: cfg.kubeRequestTimeoutSeconds * 1000 });
   const le = cfg.leaderElection;
-  const manager = createKubeManager(kc, {
+  const manager = createKubeManager(transport, {
     log,
     namespace: cfg.namespace,
     http: { host: cfg.httpHost, port: cfg.httpPort },
@@ -37,7 +38,6 @@ export async function runOperator(argv: readonly string[], env: NodeJS.ProcessEn
         }
       : false,
     shutdownTimeoutMs: cfg.shutdownTimeoutSeconds * 1000,
-    requestTimeoutMs: cfg.kubeRequestTimeoutSeconds * 1000,
   });
   // The archive's modules (PostgreSQL client, query builder, HTTP server) load only when an archive
   // is configured: about a fifth of the operator's start-up CPU otherwise (docs/benchmarks.md).
@@ -61,7 +61,7 @@ export async function runOperator(argv: readonly string[], env: NodeJS.ProcessEn
       : undefined;
   registerScheduledTaskControllers(manager, {
     config: taskControllerConfigFrom({ ...cfg.controllers, archive: cfg.archive }),
-    logs: new KubePodLogReader(kc),
+    logs: new KubePodLogReader(transport),
     workers: cfg.workers,
     secrets,
     archive,
@@ -72,11 +72,7 @@ export async function runOperator(argv: readonly string[], env: NodeJS.ProcessEn
           { host: cfg.archive.httpHost, port: cfg.archive.httpPort, log, tls: cfg.archive.tls },
           {
             archive,
-            authorizer: new archiveMods[2].KubeAuthorizer(
-              new RealKubeClient(
-                KubeTransport.create(kc, { requestTimeoutMs: cfg.kubeRequestTimeoutSeconds * 1000 }),
-              ),
-            ),
+            authorizer: new archiveMods[2].KubeAuthorizer(new RealKubeClient(transport)),
           },
         )
       : undefined;

@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import type { RequestOptions } from "node:https";
-import { HttpMethod, type KubeConfig, RequestContext, type User } from "@kubernetes/client-node";
+import type { KubeConfig, User } from "@kubernetes/client-node";
+import { HttpMethod, RequestContext } from "@kubernetes/client-node/dist/gen/http/http.js";
 import { Agent, type Dispatcher, getGlobalDispatcher } from "undici";
 
 // What every request to the API server needs, prepared once and refreshed only when due, as

@@ -1,4 +1,4 @@
-import { KubeConfig } from "@kubernetes/client-node";
+import { KubeConfig } from "@kubernetes/client-node/dist/config.js";
 import type { Logger } from "pino";
 import { RealKubeClient } from "./client.ts";
 import { KubeListWatch } from "./listwatch.ts";
@@ -22,7 +22,10 @@ export function kubeConnection(
   client: RealKubeClient;
   sourceFor: ManagerOptions["sourceFor"];
 } {
-  const transport = KubeTransport.create(kc, opts);
+  return connectionOver(KubeTransport.create(kc, opts));
+}
+
+function connectionOver(transport: KubeTransport): ReturnType<typeof kubeConnection> {
   return {
     transport,
     client: new RealKubeClient(transport),
@@ -30,12 +33,11 @@ export function kubeConnection(
   };
 }
 
-/** A Manager talking to the cluster of `kc`. */
+/** A Manager talking to the cluster through `transport`. */
 export function createKubeManager(
-  kc: KubeConfig,
-  opts: Omit<ManagerOptions, "client" | "sourceFor"> & { log: Logger } & TransportOptions,
+  transport: KubeTransport,
+  opts: Omit<ManagerOptions, "client" | "sourceFor"> & { log: Logger },
 ): Manager {
-  const { requestTimeoutMs, ...rest } = opts;
-  const { client, sourceFor } = kubeConnection(kc, { requestTimeoutMs });
-  return new Manager({ ...rest, client, sourceFor });
+  const { client, sourceFor } = connectionOver(transport);
+  return new Manager({ ...opts, client, sourceFor });
 }

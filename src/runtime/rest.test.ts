@@ -67,6 +67,14 @@ beforeAll(async () => {
         ],
       });
     }
+    if (url.pathname === "/api/v1/namespaces/ns/pods/p/log") {
+      // Output that happens to be valid JSON must still come back as the text it is.
+      res.writeHead(200, { "content-type": "text/plain" });
+      return res.end(url.searchParams.get("tailLines") ? '{"last": "line"}\n' : "42\n");
+    }
+    if (url.pathname === "/api/v1/namespaces/ns/pods/gone/log") {
+      return json(404, { kind: "Status", reason: "NotFound", message: 'pods "gone" not found', code: 404 });
+    }
     if (url.pathname === "/api/v1/namespaces/ns/configmaps/missing") {
       return json(404, {
         kind: "Status",
@@ -199,6 +207,23 @@ describe("RealKubeClient wire format", () => {
   it("reports an unknown kind as not found", async () => {
     const c = new RealKubeClient(transport());
     await expect(c.list("v1", "Nope")).rejects.toThrow(/unknown kind/);
+  });
+});
+
+describe("KubeTransport.text (pods/log)", () => {
+  it("answers with the body as text, even text that parses as JSON; errors stay ApiErrors", async () => {
+    const t = transport();
+    const log = "/api/v1/namespaces/ns/pods/p/log";
+    const head = await t.text("GET", log, {
+      query: { container: "script", limitBytes: 1025 },
+      accept: "text/plain",
+    });
+    expect(head).toBe("42\n");
+    expect(seen.at(-1)?.url).toBe(`${log}?container=script&limitBytes=1025`);
+    expect(await t.text("GET", log, { query: { tailLines: 2000 } })).toBe('{"last": "line"}\n');
+    const err = await t.text("GET", "/api/v1/namespaces/ns/pods/gone/log").catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect(isNotFound(err)).toBe(true);
   });
 });
 

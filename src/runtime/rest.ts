@@ -80,6 +80,8 @@ interface Outgoing {
   body: string | undefined;
   signal: AbortSignal | undefined;
   fence: (() => void) | undefined;
+  /** Answer with the body's text rather than its JSON (e.g. pods/log). */
+  text: boolean;
 }
 
 /**
@@ -120,7 +122,16 @@ export class KubeTransport {
   }
 
   /** Sends one request and returns the parsed JSON body; non-2xx answers throw ApiError. */
-  async request<T = unknown>(method: Method, path: string, opts: RequestOptions = {}): Promise<T> {
+  request<T = unknown>(method: Method, path: string, opts: RequestOptions = {}): Promise<T> {
+    return this.call<T>(method, path, opts, false);
+  }
+
+  /** Sends one request and returns its body as text (pods/log); non-2xx answers throw ApiError. */
+  text(method: Method, path: string, opts: RequestOptions = {}): Promise<string> {
+    return this.call<string>(method, path, opts, true);
+  }
+
+  private async call<T>(method: Method, path: string, opts: RequestOptions, text: boolean): Promise<T> {
     let url = this.server + path;
     if (opts.query) {
       const q = new URLSearchParams();
@@ -141,7 +152,7 @@ export class KubeTransport {
     const signals = [opts.signal, timer?.signal].filter((x): x is AbortSignal => x !== undefined);
     const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
     try {
-      return await this.send<T>({ method, path, url, headers, body, signal, fence: opts.fence });
+      return await this.send<T>({ method, path, url, headers, body, signal, fence: opts.fence, text });
     } catch (err) {
       if (timer?.signal.aborted && !opts.signal?.aborted) {
         throw new RequestTimeoutError(`${method} ${path}: no answer within ${timeoutMs} ms`, timeoutMs, {
@@ -178,6 +189,7 @@ export class KubeTransport {
         this.auth.invalidate(creds);
         if (attempt === 1) continue;
       }
+      if (req.text && status >= 200 && status <= 299) return text as T;
       let parsed: unknown;
       try {
         parsed = text ? JSON.parse(text) : undefined;

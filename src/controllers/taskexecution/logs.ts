@@ -1,4 +1,4 @@
-import { CoreV1Api, type KubeConfig } from "@kubernetes/client-node";
+import type { KubeTransport } from "../../runtime/rest.ts";
 
 /** Reads a container's log (stdout and stderr interleaved, as the kubelet stores them). */
 export interface PodLogReader {
@@ -10,18 +10,23 @@ export interface PodLogReader {
 
 /** PodLogReader over the API server (pods/log subresource, plain text). */
 export class KubePodLogReader implements PodLogReader {
-  private readonly api: CoreV1Api;
+  private readonly transport: KubeTransport;
 
-  constructor(kc: KubeConfig) {
-    this.api = kc.makeApiClient(CoreV1Api);
+  constructor(transport: KubeTransport) {
+    this.transport = transport;
   }
 
-  async head(namespace: string, pod: string, container: string, limitBytes: number): Promise<string> {
-    return String(await this.api.readNamespacedPodLog({ name: pod, namespace, container, limitBytes }));
+  head(namespace: string, pod: string, container: string, limitBytes: number): Promise<string> {
+    return this.read(namespace, pod, { container, limitBytes });
   }
 
-  async tail(namespace: string, pod: string, container: string, lines: number): Promise<string> {
-    return String(await this.api.readNamespacedPodLog({ name: pod, namespace, container, tailLines: lines }));
+  tail(namespace: string, pod: string, container: string, lines: number): Promise<string> {
+    return this.read(namespace, pod, { container, tailLines: lines });
+  }
+
+  private read(namespace: string, pod: string, query: Record<string, string | number>): Promise<string> {
+    const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(pod)}/log`;
+    return this.transport.text("GET", path, { query, accept: "text/plain" });
   }
 }
 

@@ -99,7 +99,7 @@ export async function startOperator(
   });
   registerScheduledTaskControllers(manager, {
     config,
-    logs: new KubePodLogReader(kc),
+    logs: new KubePodLogReader(KubeTransport.create(kc)),
     workers: 2,
     archive: opts.archive,
   });
