@@ -41,6 +41,31 @@ describe("logger", () => {
     });
   });
 
+  it("makes a reconcile's child logger only when a line is written at an enabled level", () => {
+    const { lines, log } = capture();
+    const controller = controllerLogger(log, "scheduledtask");
+    let children = 0;
+    const child = controller.child.bind(controller);
+    controller.child = ((...a: Parameters<typeof child>) => {
+      children++;
+      return child(...a);
+    }) as typeof controller.child;
+    const rl = reconcileLogger(controller, "rid-2", "ns", "t");
+    rl.trace({}, "not written");
+    expect(children).toBe(0);
+    expect(rl.isLevelEnabled("debug")).toBe(true);
+    rl.debug({ n: 1 }, "first");
+    rl.warn({ n: 2 }, "second");
+    expect(children).toBe(1);
+    expect(lines.map((l) => JSON.parse(l))).toMatchObject([
+      { level: "debug", msg: "first", reconcileId: "rid-2", n: 1 },
+      { level: "warn", msg: "second", reconcileId: "rid-2", name: "t", n: 2 },
+    ]);
+    rl.level = "error";
+    rl.warn({}, "off now");
+    expect(lines).toHaveLength(2);
+  });
+
   it("masks registered secret values anywhere in the line", () => {
     const { lines, log } = capture();
     registerSecretValue("hunter2-very-secret");

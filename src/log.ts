@@ -161,12 +161,36 @@ export function controllerLogger(root: Logger, controller: string): Logger {
   return root.child({ controller });
 }
 
-/** Child logger for one reconcile: every line carries the reconcile id and the object key. */
+const LEVEL_METHODS = new Set(["fatal", "error", "warn", "info", "debug", "trace"]);
+const noop = () => {};
+
+/**
+ * Child logger for one reconcile: every line carries the reconcile id and the object key. Made on
+ * first use: at the default level most passes log nothing, and a pino child (its bindings
+ * serialized and run through the redaction) was about 5% of all a pass allocated
+ * (docs/benchmarks.md). A call at a level the controller's logger has off is a no-op, as pino's own.
+ */
 export function reconcileLogger(
   controllerLog: Logger,
   reconcileId: string,
   namespace: string,
   name: string,
 ): Logger {
-  return controllerLog.child({ reconcileId, namespace, name });
+  let child: Logger | undefined;
+  const real = () => {
+    child ??= controllerLog.child({ reconcileId, namespace, name });
+    return child;
+  };
+  return new Proxy(controllerLog, {
+    get(target, prop) {
+      if (!child && typeof prop === "string" && LEVEL_METHODS.has(prop) && !target.isLevelEnabled(prop))
+        return noop;
+      const r = real();
+      const v: unknown = Reflect.get(r, prop, r);
+      return typeof v === "function" ? v.bind(r) : v;
+    },
+    set(_target, prop, value) {
+      return Reflect.set(real(), prop, value);
+    },
+  });
 }

@@ -128,28 +128,14 @@ function sameOffsetThroughout(zone: string, a: number, b: number): boolean {
   return wallDelta === b - a;
 }
 
-/** Parsed schedules by expression: every reconcile of a task asks for its next run. */
-const parsed = new Map<string, CronSchedule>();
-const PARSED_MAX = 1024;
-
-function parseCached(expr: string): CronSchedule {
-  let s = parsed.get(expr);
-  if (!s) {
-    s = parseSchedule(expr);
-    // Bounded: many distinct schedules only cost re-parsing, never memory.
-    if (parsed.size >= PARSED_MAX) parsed.clear();
-    parsed.set(expr, s);
-  }
-  return s;
-}
-
 /**
  * The next `count` activations after `from`, each computed from the previous one, which is
  * the sequence the Kubernetes CronJob controller follows (it calls Next from the last schedule
  * time). Stops early when robfig would return the zero time.
  */
 export function nextRuns(expr: string, zone: string, from: Date, count: number): Date[] {
-  const s = parseCached(expr);
+  // Parsing is remembered by expression (parse.ts): every reconcile of a task asks for this.
+  const s = parseSchedule(expr);
   if (!knowsZone(zone)) throw new RangeError(`unknown time zone "${zone}"`);
   const out: Date[] = [];
   let t = from;

@@ -208,7 +208,23 @@ function neverFiresIssue(fields: ParsedField[]): ValidationIssue | undefined {
   );
 }
 
+/** Parse results by expression: every reconcile of a task validates its schedule. */
+const parsedByExpr = new Map<string, Parsed>();
+const PARSED_MAX = 1024;
+
+/** parseUncached, remembered (its results are never changed by callers). */
 function parseAll(expr: string): Parsed {
+  let p = parsedByExpr.get(expr);
+  if (!p) {
+    p = parseUncached(expr);
+    // Bounded: many distinct schedules only cost re-parsing, never memory.
+    if (parsedByExpr.size >= PARSED_MAX) parsedByExpr.clear();
+    parsedByExpr.set(expr, p);
+  }
+  return p;
+}
+
+function parseUncached(expr: string): Parsed {
   const early = wholeExpressionIssues(expr);
   if (early) return { ok: false, issues: early };
   const texts = expr.trim().split(/\s+/);
@@ -227,7 +243,7 @@ function parseAll(expr: string): Parsed {
 /** Validates a cron expression against the spec's rules; an empty list means it is valid. */
 export function validateSchedule(expr: string): ValidationIssue[] {
   const p = parseAll(expr);
-  return p.ok ? [] : p.issues;
+  return p.ok ? [] : [...p.issues];
 }
 
 /** Thrown by parseSchedule/normalize for an invalid expression; carries every issue. */

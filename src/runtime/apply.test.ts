@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   ANNOTATION_APPLIED_HASH,
+  canonicalJson,
   desiredHash,
   isSubset,
   needsApply,
@@ -238,5 +239,51 @@ describe("desiredHash", () => {
     expect(desiredHash({ ...o, data: { y: undefined, z: "1" } } as KubeObject)).toBe(
       "Y3Yn7bue6OcSwtScaFt6_v",
     );
+  });
+});
+
+describe("canonicalJson", () => {
+  // The plain definition it must equal byte for byte: keys by Array.prototype.sort's default order.
+  const reference = (x: unknown): string => {
+    if (Array.isArray(x)) return `[${x.map((v) => (v === undefined ? "null" : reference(v))).join(",")}]`;
+    if (x !== null && typeof x === "object") {
+      const parts = Object.keys(x)
+        .sort()
+        .filter((k) => (x as Record<string, unknown>)[k] !== undefined)
+        .map((k) => `${JSON.stringify(k)}:${reference((x as Record<string, unknown>)[k])}`);
+      return `{${parts.join(",")}}`;
+    }
+    return JSON.stringify(x) ?? "null";
+  };
+  // Deterministic pseudo-random values (mulberry32), so a failure names a reproducible seed.
+  const rng = (seed: number) => () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const alphabet = ["a", "B", "z", "_", "-", "0", "9", "10", "é", "Z", "ß", "😀", ".", "/"];
+  const value = (r: () => number, depth: number): unknown => {
+    const pick = r();
+    if (depth > 2 || pick < 0.3)
+      return [r().toString(36), 42, -1.5, true, null, undefined, 'q"\n'][Math.floor(r() * 7)];
+    if (pick < 0.5) return Array.from({ length: Math.floor(r() * 5) }, () => value(r, depth + 1));
+    // Up to 40 keys at the top (past 32 the built-in sort takes over), a few below.
+    const o: Record<string, unknown> = {};
+    for (let i = Math.floor(r() * (depth === 0 ? 40 : 6)); i > 0; i--) {
+      const key = Array.from(
+        { length: 1 + Math.floor(r() * 3) },
+        () => alphabet[Math.floor(r() * alphabet.length)],
+      ).join("");
+      o[key] = value(r, depth + 1);
+    }
+    return o;
+  };
+
+  it("equals the plain definition on 2,000 random objects, with integer-like and non-ASCII keys", () => {
+    for (let seed = 1; seed <= 2000; seed++) {
+      const x = value(rng(seed), 0);
+      expect(canonicalJson(x), `seed ${seed}`).toBe(reference(x));
+    }
   });
 });

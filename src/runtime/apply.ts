@@ -134,12 +134,42 @@ export function needsApply(desired: KubeObject, live: KubeObject | undefined): b
 /** Annotation holding the hash of the desired object last applied (see {@link withAppliedHash}). */
 export const ANNOTATION_APPLIED_HASH = "cronscale.io/applied-hash";
 
+/** JSON.stringify of object keys already seen (a small vocabulary: field names, label keys). */
+const quotedKeys = new Map<string, string>();
+
+function quotedKey(k: string): string {
+  let q = quotedKeys.get(k);
+  if (q === undefined) {
+    q = JSON.stringify(k);
+    if (quotedKeys.size < 4096) quotedKeys.set(k, q);
+  }
+  return q;
+}
+
+/** The keys of `x` in the order of Array.prototype.sort's default (UTF-16 code units). */
+function sortedKeys(x: object): string[] {
+  const keys = Object.keys(x);
+  if (keys.length > 32) return keys.sort();
+  // Insertion sort in place: objects here have a handful of keys, often already in order, and
+  // the built-in sort allocates a work area per call.
+  for (let i = 1; i < keys.length; i++) {
+    const k = keys[i] as string;
+    let j = i - 1;
+    while (j >= 0 && (keys[j] as string) > k) {
+      keys[j + 1] = keys[j] as string;
+      j--;
+    }
+    keys[j + 1] = k;
+  }
+  return keys;
+}
+
 /**
  * JSON with object keys sorted and undefined members dropped: equal objects, equal text. (Loops,
  * not map/filter/join: it runs over every desired object of every pass. The text must stay the
  * same byte for byte: the hashes stored on live objects are made of it.)
  */
-function canonicalJson(x: unknown): string {
+export function canonicalJson(x: unknown): string {
   if (Array.isArray(x)) {
     let out = "[";
     for (let i = 0; i < x.length; i++) {
@@ -151,11 +181,13 @@ function canonicalJson(x: unknown): string {
   }
   if (isObject(x)) {
     let out = "{";
-    for (const k of Object.keys(x).sort()) {
+    for (const k of sortedKeys(x)) {
       const v = x[k];
       if (v === undefined) continue;
       if (out.length > 1) out += ",";
-      out += `${JSON.stringify(k)}:${canonicalJson(v)}`;
+      out += quotedKey(k);
+      out += ":";
+      out += canonicalJson(v);
     }
     return `${out}}`;
   }

@@ -199,18 +199,20 @@ export class Informer<T extends KubeObject = KubeObject> {
    * starts with `label=value` on an indexed label, within a namespace, reads the index.
    */
   list(namespace?: string, labelSelector?: string): T[] {
-    const match = parseSelector(labelSelector);
     const first = /^([^\s,!=]+)==?([^\s,]*)(,|$)/.exec(labelSelector ?? "");
     const index = namespace && first ? this.indexes.get(first[1]!) : undefined;
     if (index && first) {
       const keys = index.get(`${namespace}/${first[2]}`);
+      // `label=value` alone (every reconcile's read of its children) is the index's answer as it is.
+      const match = first[3] ? parseSelector(labelSelector) : undefined;
       const out: T[] = [];
       for (const k of keys ?? []) {
         const o = this.cache.get(k);
-        if (o && match(o.metadata.labels)) out.push(o);
+        if (o && (!match || match(o.metadata.labels))) out.push(o);
       }
       return out;
     }
+    const match = parseSelector(labelSelector);
     return [...this.cache.values()].filter(
       (o) => (!namespace || o.metadata.namespace === namespace) && match(o.metadata.labels),
     );

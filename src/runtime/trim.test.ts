@@ -64,6 +64,44 @@ describe("sharingWithPrevious", () => {
   });
 });
 
+describe("sharingWithPrevious, around a difference", () => {
+  type Obj = KubeObject & { spec: { a: object; b: string; c: object; list: object[] } };
+  const obj = (b: string, middle: string): Obj =>
+    JSON.parse(
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "X",
+        metadata: { name: "a" },
+        spec: { a: { deep: 1 }, b, c: { deep: 2 }, list: [{ i: 0 }, { i: middle }, { i: 2 }] },
+      }),
+    );
+
+  it("keeps sharing the parts before and after the first one that differs", () => {
+    const share = sharingWithPrevious<Obj>();
+    const first = share(obj("one", "m"));
+    const input = obj("two", "changed");
+    const out = share(structuredClone(input));
+    expect(out).toEqual(input);
+    expect(out.spec).not.toBe(first.spec);
+    expect(out.spec.a).toBe(first.spec.a);
+    expect(out.spec.c).toBe(first.spec.c);
+    expect(out.spec.list).not.toBe(first.spec.list);
+    expect(out.spec.list[0]).toBe(first.spec.list[0]);
+    expect(out.spec.list[1]).not.toBe(first.spec.list[1]);
+    expect(out.spec.list[2]).toBe(first.spec.list[2]);
+  });
+
+  it("does not take an object with fewer keys for the previous one", () => {
+    const share = sharingWithPrevious<KubeObject>();
+    const first = share(obj("one", "m")) as Obj;
+    const fewer = { ...obj("one", "m"), spec: { a: { deep: 1 } } };
+    const out = share(structuredClone(fewer)) as unknown as { spec: { a: object } };
+    expect(out.spec).toEqual({ a: { deep: 1 } });
+    expect(out.spec).not.toBe(first.spec);
+    expect(out.spec.a).toBe(first.spec.a);
+  });
+});
+
 describe("withoutManagedFields", () => {
   it("drops managedFields only", () => {
     const o = {

@@ -20,39 +20,51 @@ function isPlainObject(x: unknown): x is Record<string, unknown> {
 
 /**
  * `value` with every part that equals the same part of `reference` replaced by the reference's
- * instance, and whether all of it did. JSON.parse makes a fresh copy of every string and object,
- * so 10,000 CronJobs built from one template hold 10,000 copies of the same runner script,
- * security context and resources; after this they hold one.
+ * instance: the result is `reference` itself exactly when all of `value` equals it. JSON.parse
+ * makes a fresh copy of every string and object, so 10,000 CronJobs built from one template hold
+ * 10,000 copies of the same runner script, security context and resources; after this they hold
+ * one. (It runs on every object entering a cache: no tuples, and a new container is made only
+ * once a part differs, since a part shared so far is the reference's own.)
  */
-function share(value: unknown, reference: unknown): [unknown, boolean] {
-  // Equal strings are distinct copies: keep the reference's.
-  if (value === reference) return [reference, true];
-  if (typeof value === "string") return value === reference ? [reference, true] : [value, false];
+function share(value: unknown, reference: unknown): unknown {
+  // Equal strings and numbers are === already; equal strings are distinct copies: keep the reference's.
+  if (value === reference) return reference;
   if (Array.isArray(value)) {
-    const ref = Array.isArray(reference) ? reference : [];
-    let same = Array.isArray(reference) && ref.length === value.length;
-    const out = value.map((v, i) => {
-      const [s, eq] = share(v, ref[i]);
-      same &&= eq;
-      return s;
-    });
-    return same ? [reference, true] : [out, false];
+    const ref = Array.isArray(reference) ? reference : undefined;
+    let out: unknown[] | undefined = ref && ref.length === value.length ? undefined : [];
+    for (let i = 0; i < value.length; i++) {
+      const s = share(value[i], ref?.[i]);
+      if (!out && s !== ref?.[i]) out = value.slice(0, i).map((_, j) => ref?.[j]);
+      out?.push(s);
+    }
+    return out ?? reference;
   }
   if (isPlainObject(value)) {
-    const ref = isPlainObject(reference) ? reference : {};
-    const keys = Object.keys(value);
-    let same = isPlainObject(reference) && keys.length === Object.keys(ref).length;
-    const out: Record<string, unknown> = {};
-    for (const k of keys) {
-      const [s, eq] = share(value[k], ref[k]);
-      same &&= eq && k in ref;
-      out[k] = s;
+    const ref = isPlainObject(reference) ? reference : undefined;
+    let out: Record<string, unknown> | undefined = ref ? undefined : {};
+    let n = 0;
+    for (const k in value) {
+      const s = share(value[k], ref?.[k]);
+      if (!out && (s !== ref?.[k] || !(k in (ref as object)))) {
+        out = {};
+        // The keys before this one were the reference's own values.
+        for (const j in value) {
+          if (j === k) break;
+          out[j] = ref?.[j];
+        }
+      }
+      if (out) out[k] = s;
+      n++;
     }
-    return same ? [reference, true] : [out, false];
+    if (!out && n !== Object.keys(ref as object).length) {
+      // Every key of value is the reference's, which has more: equal parts, but not equal.
+      out = {};
+      for (const k in value) out[k] = ref?.[k];
+    }
+    return out ?? reference;
   }
-  return [value, value === reference];
+  return value;
 }
-
 /**
  * A cache transform step that shares, between the objects it is given, the parts they have in
  * common (hash-consing against one reference, the previous object, rather than a global table:
@@ -63,7 +75,7 @@ function share(value: unknown, reference: unknown): [unknown, boolean] {
 export function sharingWithPrevious<T extends KubeObject>(): (obj: T) => T {
   let previous: T | undefined;
   return (obj) => {
-    const shared = (previous === undefined ? obj : share(obj, previous)[0]) as T;
+    const shared = (previous === undefined ? obj : share(obj, previous)) as T;
     previous = shared;
     return shared;
   };

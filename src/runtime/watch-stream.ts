@@ -29,8 +29,12 @@ export async function watchStream(
     controller.abort();
     onDone(err);
   };
+  // One timer, restarted by every chunk (refresh() allocates nothing; a chunk is often one event).
   const arm = () => {
-    clearTimeout(timer);
+    if (timer) {
+      timer.refresh();
+      return;
+    }
     // A DOMException named TimeoutError, as an aborted fetch reports it.
     timer = setTimeout(
       () =>
@@ -62,6 +66,7 @@ export async function watchStream(
     // Bytes of a line not ended yet (a line may span chunks, a character too).
     let pending: Buffer[] = [];
     res.body.on("data", (chunk: Buffer) => {
+      if (finished) return;
       arm();
       let start = 0;
       for (let nl = chunk.indexOf(10); nl >= 0; nl = chunk.indexOf(10, start)) {
