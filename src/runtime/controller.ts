@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import type { Logger } from "pino";
+import type { Counter, Gauge, Histogram } from "prom-client";
 import { reconcileLogger } from "../log.ts";
 import type { BackoffOptions } from "./backoff.ts";
 import type { KubeClient } from "./client.ts";
@@ -152,6 +153,18 @@ export class Controller<Ctx extends ReconcileContext = ReconcileContext> {
    * of the pass each is an echo or wakes the key again.
    */
   private readonly inFlight = new Map<string, { type: ResourceType; obj: KubeObject }[]>();
+  private readonly series: {
+    adds: Counter.Internal;
+    retries: Counter.Internal;
+    active: Gauge.Internal<"controller">;
+    time: Histogram.Internal<"controller">;
+    success: Counter.Internal;
+    requeueAfter: Counter.Internal;
+    requeue: Counter.Internal;
+    error: Counter.Internal;
+    errors: Counter.Internal;
+    terminal: Counter.Internal;
+  };
 
   constructor(spec: ControllerSpec<Ctx>, deps: ControllerDeps) {
     this.spec = spec;
@@ -162,7 +175,21 @@ export class Controller<Ctx extends ReconcileContext = ReconcileContext> {
     this.queue = new WorkQueue({ clock: deps.clock, backoff: spec.backoff, onDepth: (d) => depth.set(d) });
     depth.set(0);
     deps.metrics.maxConcurrent.labels(spec.name).set(this.workerCount());
-    deps.metrics.activeWorkers.labels(spec.name).set(0);
+    const m = deps.metrics;
+    // This controller's series, looked up once: labels() hashes its values on every call.
+    this.series = {
+      adds: m.queueAdds.labels(spec.name, spec.name),
+      retries: m.queueRetries.labels(spec.name, spec.name),
+      active: m.activeWorkers.labels(spec.name),
+      time: m.reconcileTime.labels(spec.name),
+      success: m.reconcileTotal.labels(spec.name, "success"),
+      requeueAfter: m.reconcileTotal.labels(spec.name, "requeue_after"),
+      requeue: m.reconcileTotal.labels(spec.name, "requeue"),
+      error: m.reconcileTotal.labels(spec.name, "error"),
+      errors: m.reconcileErrors.labels(spec.name),
+      terminal: m.terminalErrors.labels(spec.name),
+    };
+    this.series.active.set(0);
     if (spec.skipOwnApplyEchoes)
       this.ownApplies = new OwnApplies(
         (apiVersion, kind) => this.informers.has(`${apiVersion}|${kind}`),
@@ -292,7 +319,7 @@ export class Controller<Ctx extends ReconcileContext = ReconcileContext> {
 
   /** Queues a key (also usable by reconcilers of other controllers via the manager). */
   enqueue(key: ObjectKey): void {
-    this.deps.metrics.queueAdds.labels(this.name, this.name).inc();
+    this.series.adds.inc();
     this.queue.add(keyString(key));
   }
 
@@ -335,7 +362,7 @@ export class Controller<Ctx extends ReconcileContext = ReconcileContext> {
     for (;;) {
       const key = await this.queue.get();
       if (key === undefined) return;
-      const active = this.deps.metrics.activeWorkers.labels(this.name);
+      const active = this.series.active;
       active.inc();
       try {
         await this.reconcileKey(key);
@@ -359,7 +386,7 @@ export class Controller<Ctx extends ReconcileContext = ReconcileContext> {
 
   /** Runs one reconcile and turns its outcome into metrics, logs and queue actions. */
   async reconcileKey(key: string): Promise<void> {
-    const m = this.deps.metrics;
+    const m = this.series;
     const objKey = parseKey(key);
     if (this.ownApplies) this.inFlight.set(key, []);
     const reconcileId = randomUUID();
@@ -375,42 +402,42 @@ export class Controller<Ctx extends ReconcileContext = ReconcileContext> {
       cache: this.cacheView,
     };
     const ctx = this.spec.makeContext ? this.spec.makeContext(base) : (base as Ctx);
-    const end = m.reconcileTime.labels(this.name).startTimer();
+    const end = m.time.startTimer();
     log.debug({}, "reconcile started");
     try {
       const res = await this.spec.reconciler.reconcile(objKey, ctx);
       this.queue.forget(key);
       if (res.requeueAfter && res.requeueAfter > 0) {
         this.queue.addAfter(key, res.requeueAfter);
-        m.reconcileTotal.labels(this.name, "requeue_after").inc();
+        m.requeueAfter.inc();
       } else {
-        m.reconcileTotal.labels(this.name, "success").inc();
+        m.success.inc();
       }
       log.debug({ requeueAfterMs: res.requeueAfter }, "reconcile finished");
     } catch (err) {
       if (err instanceof WaitError) {
         this.queue.forget(key);
         this.queue.addAfter(key, err.requeueAfterMs);
-        m.reconcileTotal.labels(this.name, "requeue_after").inc();
+        m.requeueAfter.inc();
         log.debug({ requeueAfterMs: err.requeueAfterMs, why: err.message }, "reconcile waiting");
       } else if (err instanceof TerminalError) {
         // No retry: only a new generation (which enqueues the key) can fix a spec problem.
         this.queue.forget(key);
-        m.reconcileTotal.labels(this.name, "error").inc();
-        m.terminalErrors.labels(this.name).inc();
+        m.error.inc();
+        m.terminal.inc();
         log.warn({ reason: err.reason, err: err.message }, "reconcile failed permanently");
         await this.spec.onTerminalError?.(objKey, err, ctx);
       } else if (isConflict(err)) {
         // Someone else changed the object first; a fresh read on retry settles it.
         this.queue.addRateLimited(key);
-        m.queueRetries.labels(this.name, this.name).inc();
-        m.reconcileTotal.labels(this.name, "requeue").inc();
+        m.retries.inc();
+        m.requeue.inc();
         log.debug({ err: errorMessage(err) }, "reconcile conflict, requeued");
       } else {
         const delay = this.queue.addRateLimited(key);
-        m.queueRetries.labels(this.name, this.name).inc();
-        m.reconcileTotal.labels(this.name, "error").inc();
-        m.reconcileErrors.labels(this.name).inc();
+        m.retries.inc();
+        m.error.inc();
+        m.errors.inc();
         log.error(
           { err: errorMessage(err), retryInMs: delay, retries: this.queue.numRequeues(key) },
           "reconcile failed",
