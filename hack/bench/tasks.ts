@@ -119,6 +119,13 @@ function benchCpu(from: NodeJS.CpuUsage): number {
   return +((d.user + d.system) / 1e6).toFixed(2);
 }
 
+/** Busy CPU seconds of the whole machine so far (every core; /proc/stat, USER_HZ = 100). */
+function machineCpu(): number {
+  const f = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal: all but idle and iowait.
+  return ((f[0] ?? 0) + (f[1] ?? 0) + (f[2] ?? 0) + (f[5] ?? 0) + (f[6] ?? 0) + (f[7] ?? 0)) / 100;
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Runs `fn` for 0..n-1 with `workers` in flight. */
@@ -368,6 +375,13 @@ interface Sample {
   cpuSeconds: number;
   /** CPU seconds of the API server and etcd from t0 to convergence (local cluster only). */
   controlPlaneCpuSeconds?: { apiserver: number; etcd: number };
+  /**
+   * In operator rounds, the CPU seconds of this process, which then only runs the counting proxy
+   * and the convergence watch: the raw writer's own share of its rounds is the difference.
+   */
+  harnessCpuSeconds?: number;
+  /** Busy CPU seconds of the whole machine from t0 to convergence (all processes, all cores). */
+  machineCpuSeconds: number;
   /** Of those, the operator's until it answered /readyz (loading, informers synced): its start. */
   startCpuSeconds?: number;
   memory?: Memory;
@@ -384,6 +398,7 @@ async function coldRaw(): Promise<Sample> {
   proxy.reset();
   const cpu0 = process.cpuUsage();
   const cp0 = controlPlaneCpu();
+  const m0 = machineCpu();
   const t0 = performance.now();
   const tasks = await raw.list<ScheduledTask>(TASK_TYPE.apiVersion, TASK_TYPE.kind, ns);
   await pool(tasks.length, W, (i) => rawWrite(raw, tasks[i]!));
@@ -395,6 +410,7 @@ async function coldRaw(): Promise<Sample> {
     timeline: proxy.timeline(),
     cpuSeconds: benchCpu(cpu0),
     controlPlaneCpuSeconds: controlPlaneSince(cp0),
+    machineCpuSeconds: +(machineCpu() - m0).toFixed(2),
   };
   endWindow("cold-raw");
   await watch.stop();
@@ -406,6 +422,8 @@ async function coldOperator(last: boolean): Promise<Sample> {
   const watch = await converged(ns);
   proxy.reset();
   const cp0 = controlPlaneCpu();
+  const harness0 = process.cpuUsage();
+  const m0 = machineCpu();
   const t0 = performance.now();
   let op = await startOperator(ns);
   let startCpu: number | undefined;
@@ -418,6 +436,8 @@ async function coldOperator(last: boolean): Promise<Sample> {
   const timeline = proxy.timeline();
   const cpu = cpuSeconds(op.child.pid);
   const controlPlaneCpuSeconds = controlPlaneSince(cp0);
+  const harnessCpuSeconds = benchCpu(harness0);
+  const machineCpuSeconds = +(machineCpu() - m0).toFixed(2);
   startCpu ??= cpu;
   endWindow("cold-operator");
   await watch.stop();
@@ -427,6 +447,8 @@ async function coldOperator(last: boolean): Promise<Sample> {
     timeline,
     cpuSeconds: cpu,
     controlPlaneCpuSeconds,
+    harnessCpuSeconds,
+    machineCpuSeconds,
     startCpuSeconds: startCpu,
     reconciles: await reconciles(op),
     memory: await memory(op),
@@ -452,11 +474,18 @@ async function liveRaw(): Promise<Sample> {
   const watch = await converged(ns);
   proxy.reset();
   const cpu0 = process.cpuUsage();
+  const m0 = machineCpu();
   const t0 = performance.now();
   await pool(N, W, async (i) => rawWrite(raw, await client.apply<ScheduledTask>(taskObj(ns, i))));
   await watch.done;
   const seconds = (performance.now() - t0) / 1000;
-  const sample = { seconds, requests: proxy.stats(), timeline: proxy.timeline(), cpuSeconds: benchCpu(cpu0) };
+  const sample = {
+    seconds,
+    requests: proxy.stats(),
+    timeline: proxy.timeline(),
+    cpuSeconds: benchCpu(cpu0),
+    machineCpuSeconds: +(machineCpu() - m0).toFixed(2),
+  };
   endWindow("live-raw");
   await watch.stop();
   return sample;
@@ -469,16 +498,25 @@ async function liveOperator(): Promise<Sample> {
   const watch = await converged(ns);
   proxy.reset();
   const cpu0 = cpuSeconds(op.child.pid);
+  const m0 = machineCpu();
   const t0 = performance.now();
   await pool(N, W, (i) => client.apply(taskObj(ns, i)));
   await watch.done;
   const seconds = (performance.now() - t0) / 1000;
+  const machineCpuSeconds = +(machineCpu() - m0).toFixed(2);
   const requests = proxy.stats();
   const timeline = proxy.timeline();
   const cpu = cpuSeconds(op.child.pid) - cpu0;
   endWindow("live-operator");
   await watch.stop();
-  const sample = { seconds, requests, timeline, cpuSeconds: cpu, memory: await memory(op) };
+  const sample = {
+    seconds,
+    requests,
+    timeline,
+    cpuSeconds: cpu,
+    machineCpuSeconds,
+    memory: await memory(op),
+  };
   await stopOperator(op);
   return sample;
 }
@@ -504,6 +542,14 @@ function summary(raw: Sample[], op: Sample[]) {
     operatorCpuSeconds: op.map((s) => s.cpuSeconds),
     rawControlPlaneCpuSeconds: raw.map((s) => s.controlPlaneCpuSeconds),
     operatorControlPlaneCpuSeconds: op.map((s) => s.controlPlaneCpuSeconds),
+    // The raw writer's own CPU: its process's, less what the proxy and the convergence watch
+    // cost in the operator's rounds (their median), which they cost in its rounds too.
+    rawWriterOwnCpuSeconds: (() => {
+      const harness = op.map((s) => s.harnessCpuSeconds).filter((x) => x !== undefined);
+      return harness.length ? raw.map((s) => +(s.cpuSeconds - median(harness)).toFixed(2)) : undefined;
+    })(),
+    rawMachineCpuSeconds: raw.map((s) => s.machineCpuSeconds),
+    operatorMachineCpuSeconds: op.map((s) => s.machineCpuSeconds),
     // The operator's CPU from /readyz to convergence, per 1,000 tasks: its per-event work, without
     // the start (loading modules, first lists), and little distorted by other load on the machine.
     operatorConvergenceCpuSecondsPer1000: op.map((s) =>
@@ -518,8 +564,25 @@ function summary(raw: Sample[], op: Sample[]) {
   };
 }
 
+/**
+ * Waits until no namespace of an earlier run is left: deleting one (thousands of objects, by the
+ * namespace controller) loads the API server and etcd for a minute or more, which would land on
+ * this run's first rounds.
+ */
+async function earlierRunsDeleted(): Promise<void> {
+  for (let said = false; ; said = true) {
+    const left = (await client.list<KubeObject>("v1", "Namespace")).filter((n) =>
+      n.metadata.name?.startsWith("bench-"),
+    );
+    if (!left.length) return;
+    if (!said) console.error(`waiting for ${left.length} namespace(s) of an earlier run to be deleted`);
+    await sleep(2000);
+  }
+}
+
 async function main() {
   if (!existsSync(`${root}dist/main.js`)) throw new Error("dist/main.js missing: run `make build` first");
+  await earlierRunsDeleted();
   await installCrds();
   await proxy.start();
   const cleanup = async () => {
@@ -555,6 +618,8 @@ async function main() {
           raw: raw.at(-1)?.timeline,
           operator: op.at(-1)?.timeline,
           cpu: [raw.at(-1)?.cpuSeconds, op.at(-1)?.cpuSeconds],
+          harnessCpu: op.at(-1)?.harnessCpuSeconds,
+          machineCpu: [raw.at(-1)?.machineCpuSeconds, op.at(-1)?.machineCpuSeconds],
           operatorStartCpu: op.at(-1)?.startCpuSeconds,
           controlPlaneCpu: [raw.at(-1)?.controlPlaneCpuSeconds, op.at(-1)?.controlPlaneCpuSeconds],
         }),
