@@ -542,8 +542,9 @@ function summary(raw: Sample[], op: Sample[]) {
     operatorCpuSeconds: op.map((s) => s.cpuSeconds),
     rawControlPlaneCpuSeconds: raw.map((s) => s.controlPlaneCpuSeconds),
     operatorControlPlaneCpuSeconds: op.map((s) => s.controlPlaneCpuSeconds),
-    // The raw writer's own CPU: its process's, less what the proxy and the convergence watch
-    // cost in the operator's rounds (their median), which they cost in its rounds too.
+    // The raw writer's own CPU, estimated: its process's, less what the proxy and the convergence
+    // watch cost in the operator's rounds (their median). A lower bound: in the operator's rounds
+    // the proxy also relays the operator's watch streams, which the raw writer has none of.
     rawWriterOwnCpuSeconds: (() => {
       const harness = op.map((s) => s.harnessCpuSeconds).filter((x) => x !== undefined);
       return harness.length ? raw.map((s) => +(s.cpuSeconds - median(harness)).toFixed(2)) : undefined;
