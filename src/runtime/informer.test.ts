@@ -64,6 +64,26 @@ describe("Informer", () => {
     await informer.stop();
   });
 
+  it("asks for the next page before it stores the one it has", async () => {
+    const requestedWhenStored: number[] = [];
+    let source: FakeListWatch | undefined;
+    const { client, informer, ...rest } = await setup({
+      pageSize: 2,
+      transform: (o) => {
+        requestedWhenStored.push(source?.calls.pages.length ?? -1);
+        return o;
+      },
+    });
+    source = rest.source;
+    for (const n of ["a", "b", "c", "d", "e"]) client.seed(cm(n));
+    informer.start();
+    await informer.waitForSync();
+    // Page 1 (a, b) is stored once page 2 is asked for, page 2 (c, d) once page 3 is; page 3 is the last.
+    expect(requestedWhenStored).toEqual([2, 2, 3, 3, 3]);
+    expect(informer.list("ns").map((o) => o.metadata.name)).toEqual(["a", "b", "c", "d", "e"]);
+    await informer.stop();
+  });
+
   it("asks for bookmarks and a server-side timeout on every watch", async () => {
     const { source, informer } = await setup();
     const params: unknown[] = [];
