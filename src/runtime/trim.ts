@@ -27,7 +27,7 @@ function isPlainObject(x: unknown): x is Record<string, unknown> {
  * once a part differs, since a part shared so far is the reference's own.)
  */
 function share(value: unknown, reference: unknown): unknown {
-  // Equal strings and numbers are === already; equal strings are distinct copies: keep the reference's.
+  // Equal primitives are ===; answering with the reference keeps its copy of an equal string.
   if (value === reference) return reference;
   if (Array.isArray(value)) {
     const ref = Array.isArray(reference) ? reference : undefined;
@@ -65,6 +65,7 @@ function share(value: unknown, reference: unknown): unknown {
   }
   return value;
 }
+
 /**
  * A cache transform step that shares, between the objects it is given, the parts they have in
  * common (hash-consing against one reference, the previous object, rather than a global table:
