@@ -8,8 +8,11 @@
 // the status. Runs alternate (raw, operator, operator, raw, …) and repeat; medians are quoted.
 // Every request of both goes through a counting proxy (hack/bench/proxy.ts): verbs, 404s,
 // latency. The operator's peak RSS (VmHWM) and heap after a full GC are read from inside it
-// (hack/bench/heap-probe.mjs). After the last operator run: writes during --steady-seconds of
-// steady state, and across a restart.
+// (hack/bench/heap-probe.mjs). CPU-seconds per round: the operator's (its start apart), this
+// process's (raw rounds: writer, proxy and convergence watch; operator rounds: proxy and watch
+// only), the API server's and etcd's, and the whole machine's. After the last operator run:
+// writes during --steady-seconds of steady state, and across a restart. A run first waits until
+// an earlier run's namespaces are gone (their deletion would load the API server).
 //
 // Live creation (--live): the operator already running; N tasks created at t0 with the same
 // concurrency; against a raw writer that creates each task and then writes its children and status.
