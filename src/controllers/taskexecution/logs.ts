@@ -26,7 +26,9 @@ export class KubePodLogReader implements PodLogReader {
 
   private read(namespace: string, pod: string, query: Record<string, string | number>): Promise<string> {
     const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(pod)}/log`;
-    return this.transport.text("GET", path, { query, accept: "text/plain" });
+    // The answer is plain text, but the API server negotiates the subresource like any other:
+    // it refuses an Accept of text/plain (406), so the default (application/json) is sent.
+    return this.transport.text("GET", path, { query });
   }
 }
 
