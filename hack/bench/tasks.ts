@@ -380,7 +380,8 @@ interface Sample {
   controlPlaneCpuSeconds?: { apiserver: number; etcd: number };
   /**
    * In operator rounds, the CPU seconds of this process, which then only runs the counting proxy
-   * and the convergence watch: the raw writer's own share of its rounds is the difference.
+   * and the convergence watch: the raw writer's own share of its rounds is at least the
+   * difference (the proxy also relays the operator's watches, see rawWriterOwnCpuSeconds).
    */
   harnessCpuSeconds?: number;
   /** Busy CPU seconds of the whole machine from t0 to convergence (all processes, all cores). */

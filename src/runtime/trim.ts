@@ -34,7 +34,8 @@ function share(value: unknown, reference: unknown): unknown {
     let out: unknown[] | undefined = ref && ref.length === value.length ? undefined : [];
     for (let i = 0; i < value.length; i++) {
       const s = share(value[i], ref?.[i]);
-      if (!out && s !== ref?.[i]) out = value.slice(0, i).map((_, j) => ref?.[j]);
+      // The parts before this one were the reference's own.
+      if (!out && s !== ref?.[i]) out = (ref as unknown[]).slice(0, i);
       out?.push(s);
     }
     return out ?? reference;
