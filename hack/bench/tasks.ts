@@ -6,18 +6,25 @@
 // at the same concurrency, makes exactly the requests that end state needs: one LIST of the
 // tasks (for their uids), then per task the ConfigMap, the CronJob with its ownerReference and
 // the status. Runs alternate (raw, operator, operator, raw, …) and repeat; medians are quoted.
-// Every request of both goes through a counting proxy (hack/bench/proxy.ts): verbs, 404s,
-// latency. The operator's peak RSS (VmHWM) and heap after a full GC are read from inside it
+// In these timed rounds both talk to the API server as the operator does in a cluster: over TLS,
+// with the kubeconfig's credentials. Then one counted pair (raw, then operator) runs again with
+// every request going through a counting proxy (hack/bench/proxy.ts): verbs, 404s, latency, the
+// timeline; its times are reported apart. The proxy is kept out of the timed rounds because it
+// costs the operator's rounds more than the raw writer's: it also relays, decrypts and re-frames
+// the operator's watch streams (docs/benchmarks.md, "The counting proxy out of the timed rounds");
+// `--count-every-round` puts it back in every round, as the earlier figures were measured.
+// The operator's peak RSS (VmHWM) and heap after a full GC are read from inside it
 // (hack/bench/heap-probe.mjs). CPU-seconds per round: the operator's (its start apart), this
-// process's (raw rounds: writer, proxy and convergence watch; operator rounds: proxy and watch
-// only), the API server's and etcd's, and the whole machine's. After the last operator run:
-// writes during --steady-seconds of steady state, and across a restart. A run first waits until
+// process's (raw rounds: writer and convergence watch; operator rounds: the watch only, and the
+// proxy in counted rounds), the API server's and etcd's, and the whole machine's. After the
+// counted operator run: writes during --steady-seconds of steady state, and across a restart. A run first waits until
 // an earlier run's namespaces are gone (their deletion would load the API server).
 //
 // Live creation (--live): the operator already running; N tasks created at t0 with the same
 // concurrency; against a raw writer that creates each task and then writes its children and status.
 //
-//   KUBECONFIG=... npm run bench:tasks -- --count 1000 [--workers 4] [--rounds 3] [--live] [--operator-only] [--trace DIR]
+//   KUBECONFIG=... npm run bench:tasks -- --count 1000 [--workers 4] [--rounds 3] [--live] [--operator-only]
+//     [--count-every-round] [--trace DIR]
 // (builds dist/ first; `node hack/bench/tasks.ts ...` runs the dist/ as it is)
 // Schedules are yearly, so no pod runs: the figures are the control loop's. The machine may be
 // shared: compare the ratios of one run, not absolute times across runs.
@@ -59,9 +66,13 @@ const { values } = parseArgs({
     // Memory at a size where the raw runs would take too long on a shared machine: one cold
     // operator run, no raw writer, so no ratio.
     "operator-only": { type: "boolean", default: false },
+    // Every round through the counting proxy (the method of the figures before 2026-11-24
+    // midday), instead of timed rounds straight to the API server and one counted pair.
+    "count-every-round": { type: "boolean", default: false },
     "node-options": { type: "string" },
-    // Writes each window's requests (JSON lines: verb, resource, status, at, ms) and the
-    // operator's output there, to see where a round's time went.
+    // Writes each window's requests (JSON lines: verb, resource, status, at, ms; counted rounds
+    // only, the others' files are empty) and the operator's output there, to see where a round's
+    // time went.
     trace: { type: "string" },
     // Writes a V8 CPU profile of each operator process there (`node --cpu-prof`), to see where
     // its CPU-seconds go (open in Chrome DevTools or speedscope).
@@ -264,8 +275,13 @@ async function converged(ns: string): Promise<{ done: Promise<void>; stop: () =>
   return { done, stop: () => Promise.all([tasks.stop(), cjs.stop()]).then(() => undefined) };
 }
 
-/** The raw writer: the requests the end state needs per task, and nothing else. */
-function rawClient(): RealKubeClient {
+/**
+ * The raw writer: the requests the end state needs per task, and nothing else. Counted: through
+ * the proxy; else straight to the API server with the kubeconfig's credentials, a connection pool
+ * of its own (as the operator has).
+ */
+function rawClient(counted: boolean): RealKubeClient {
+  if (!counted) return new RealKubeClient(KubeTransport.create(kc));
   const pkc = new KubeConfig();
   pkc.loadFromFile(proxy.kubeconfigFor(`${tmp}-raw.kubeconfig`));
   return new RealKubeClient(KubeTransport.create(pkc));
@@ -297,7 +313,8 @@ interface Operator {
   exited: Promise<void>;
 }
 
-async function startOperator(ns: string): Promise<Operator> {
+/** Starts `node dist/main.js` for `ns`; counted: through the proxy, else with this process's kubeconfig. */
+async function startOperator(ns: string, counted: boolean): Promise<Operator> {
   const port = await freePort();
   const args = ["--expose-gc", `--import=${root}hack/bench/heap-probe.mjs`];
   if (values["cpu-prof"]) args.push("--cpu-prof", `--cpu-prof-dir=${values["cpu-prof"]}`);
@@ -311,7 +328,7 @@ async function startOperator(ns: string): Promise<Operator> {
     stdio: ["ignore", out ? "pipe" : "ignore", "inherit"],
     env: {
       ...process.env,
-      KUBECONFIG: proxy.kubeconfigFor(`${tmp}-op.kubeconfig`),
+      ...(counted ? { KUBECONFIG: proxy.kubeconfigFor(`${tmp}-op.kubeconfig`) } : {}),
       BENCH_MEMORY_FILE: `${tmp}-mem.json`,
       NODE_OPTIONS,
     },
@@ -371,17 +388,19 @@ async function stopOperator(op: Operator): Promise<void> {
 
 interface Sample {
   seconds: number;
-  requests: Record<string, VerbStats>;
+  /** Whether the round went through the counting proxy (requests and timeline only then). */
+  counted: boolean;
+  requests?: Record<string, VerbStats>;
   /** When requests happened (s after t0), from the proxy. */
-  timeline: ReturnType<CountingProxy["timeline"]>;
+  timeline?: ReturnType<CountingProxy["timeline"]>;
   /** CPU seconds the writer's process used from t0 to convergence. */
   cpuSeconds: number;
   /** CPU seconds of the API server and etcd from t0 to convergence (local cluster only). */
   controlPlaneCpuSeconds?: { apiserver: number; etcd: number };
   /**
-   * In operator rounds, the CPU seconds of this process, which then only runs the counting proxy
-   * and the convergence watch: the raw writer's own share of its rounds is at least the
-   * difference (the proxy also relays the operator's watches, see rawWriterOwnCpuSeconds).
+   * In operator rounds, the CPU seconds of this process, which then only runs the convergence
+   * watch (and the counting proxy in a counted round): the raw writer's own share of its rounds
+   * is the difference (see rawWriterOwnCpuSeconds).
    */
   harnessCpuSeconds?: number;
   /** Busy CPU seconds of the whole machine from t0 to convergence (all processes, all cores). */
@@ -395,10 +414,10 @@ interface Sample {
   writesAcrossRestart?: number;
 }
 
-async function coldRaw(): Promise<Sample> {
+async function coldRaw(counted: boolean): Promise<Sample> {
   const ns = await freshNamespace(true);
   const watch = await converged(ns);
-  const raw = rawClient();
+  const raw = rawClient(counted);
   proxy.reset();
   const cpu0 = process.cpuUsage();
   const cp0 = controlPlaneCpu();
@@ -410,8 +429,8 @@ async function coldRaw(): Promise<Sample> {
   const seconds = (performance.now() - t0) / 1000;
   const sample = {
     seconds,
-    requests: proxy.stats(),
-    timeline: proxy.timeline(),
+    counted,
+    ...(counted ? { requests: proxy.stats(), timeline: proxy.timeline() } : {}),
     cpuSeconds: benchCpu(cpu0),
     controlPlaneCpuSeconds: controlPlaneSince(cp0),
     machineCpuSeconds: +(machineCpu() - m0).toFixed(2),
@@ -421,7 +440,8 @@ async function coldRaw(): Promise<Sample> {
   return sample;
 }
 
-async function coldOperator(last: boolean): Promise<Sample> {
+/** `last`: then also the writes at steady state and across a restart (counted rounds only). */
+async function coldOperator(counted: boolean, last = false): Promise<Sample> {
   const ns = await freshNamespace(true);
   const watch = await converged(ns);
   proxy.reset();
@@ -429,15 +449,15 @@ async function coldOperator(last: boolean): Promise<Sample> {
   const harness0 = process.cpuUsage();
   const m0 = machineCpu();
   const t0 = performance.now();
-  let op = await startOperator(ns);
+  let op = await startOperator(ns, counted);
   let startCpu: number | undefined;
   void ready(op).then(() => {
     if (startCpu === undefined) startCpu = cpuSeconds(op.child.pid);
   });
   await watch.done;
   const seconds = (performance.now() - t0) / 1000;
-  const requests = proxy.stats();
-  const timeline = proxy.timeline();
+  const requests = counted ? proxy.stats() : undefined;
+  const timeline = counted ? proxy.timeline() : undefined;
   const cpu = cpuSeconds(op.child.pid);
   const controlPlaneCpuSeconds = controlPlaneSince(cp0);
   const harnessCpuSeconds = benchCpu(harness0);
@@ -447,6 +467,7 @@ async function coldOperator(last: boolean): Promise<Sample> {
   await watch.stop();
   const sample: Sample = {
     seconds,
+    counted,
     requests,
     timeline,
     cpuSeconds: cpu,
@@ -457,13 +478,13 @@ async function coldOperator(last: boolean): Promise<Sample> {
     reconciles: await reconciles(op),
     memory: await memory(op),
   };
-  if (last) {
+  if (last && counted) {
     proxy.reset();
     await sleep(STEADY * 1000);
     sample.steadyWrites = proxy.writes();
     await stopOperator(op);
     proxy.reset();
-    op = await startOperator(ns);
+    op = await startOperator(ns, true);
     await ready(op);
     await sleep(STEADY * 1000);
     sample.writesAcrossRestart = proxy.writes();
@@ -472,9 +493,9 @@ async function coldOperator(last: boolean): Promise<Sample> {
   return sample;
 }
 
-async function liveRaw(): Promise<Sample> {
+async function liveRaw(counted: boolean): Promise<Sample> {
   const ns = await freshNamespace(false);
-  const raw = rawClient();
+  const raw = rawClient(counted);
   const watch = await converged(ns);
   proxy.reset();
   const cpu0 = process.cpuUsage();
@@ -485,8 +506,8 @@ async function liveRaw(): Promise<Sample> {
   const seconds = (performance.now() - t0) / 1000;
   const sample = {
     seconds,
-    requests: proxy.stats(),
-    timeline: proxy.timeline(),
+    counted,
+    ...(counted ? { requests: proxy.stats(), timeline: proxy.timeline() } : {}),
     cpuSeconds: benchCpu(cpu0),
     machineCpuSeconds: +(machineCpu() - m0).toFixed(2),
   };
@@ -495,9 +516,9 @@ async function liveRaw(): Promise<Sample> {
   return sample;
 }
 
-async function liveOperator(): Promise<Sample> {
+async function liveOperator(counted: boolean): Promise<Sample> {
   const ns = await freshNamespace(false);
-  const op = await startOperator(ns);
+  const op = await startOperator(ns, counted);
   await ready(op);
   const watch = await converged(ns);
   proxy.reset();
@@ -508,13 +529,14 @@ async function liveOperator(): Promise<Sample> {
   await watch.done;
   const seconds = (performance.now() - t0) / 1000;
   const machineCpuSeconds = +(machineCpu() - m0).toFixed(2);
-  const requests = proxy.stats();
-  const timeline = proxy.timeline();
+  const requests = counted ? proxy.stats() : undefined;
+  const timeline = counted ? proxy.timeline() : undefined;
   const cpu = cpuSeconds(op.child.pid) - cpu0;
   endWindow("live-operator");
   await watch.stop();
   const sample = {
     seconds,
+    counted,
     requests,
     timeline,
     cpuSeconds: cpu,
@@ -530,25 +552,37 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
 
-function summary(raw: Sample[], op: Sample[]) {
+/** The timed rounds' figures; `counted`: the counted pair, when it ran apart from them. */
+function summary(raw: Sample[], op: Sample[], counted?: { raw: Sample; op: Sample }) {
   const r = median(raw.map((s) => s.seconds));
   const o = median(op.map((s) => s.seconds));
+  const countedRaw = counted?.raw ?? raw.at(-1);
+  const countedOp = counted?.op ?? op.at(-1);
   return {
+    // Whether the timed rounds went through the counting proxy (--count-every-round).
+    timedRoundsCounted: raw.every((s) => s.counted) && op.every((s) => s.counted),
     rawSeconds: raw.map((s) => +s.seconds.toFixed(1)),
     operatorSeconds: op.map((s) => +s.seconds.toFixed(1)),
     rawMedian: +r.toFixed(1),
     operatorMedian: +o.toFixed(1),
     ratio: +(o / r).toFixed(2),
-    rawRequests: raw.at(-1)?.requests,
-    operatorRequests: op.at(-1)?.requests,
+    // The counted pair's own times (through the proxy; one round each, so no median).
+    countedPair: counted && {
+      rawSeconds: +counted.raw.seconds.toFixed(1),
+      operatorSeconds: +counted.op.seconds.toFixed(1),
+      ratio: +(counted.op.seconds / counted.raw.seconds).toFixed(2),
+      harnessCpuSeconds: counted.op.harnessCpuSeconds,
+    },
+    rawRequests: countedRaw?.requests,
+    operatorRequests: countedOp?.requests,
     operatorMemory: op.map((s) => s.memory),
     rawCpuSeconds: raw.map((s) => s.cpuSeconds),
     operatorCpuSeconds: op.map((s) => s.cpuSeconds),
     rawControlPlaneCpuSeconds: raw.map((s) => s.controlPlaneCpuSeconds),
     operatorControlPlaneCpuSeconds: op.map((s) => s.controlPlaneCpuSeconds),
-    // The raw writer's own CPU, estimated: its process's, less what the proxy and the convergence
-    // watch cost in the operator's rounds (their median). A lower bound: in the operator's rounds
-    // the proxy also relays the operator's watch streams, which the raw writer has none of.
+    // The raw writer's own CPU, estimated: its process's, less what the convergence watch (and in
+    // counted rounds the proxy) cost in the operator's rounds (their median). With the proxy in
+    // the rounds it is a lower bound: the proxy also relays the operator's watch streams.
     rawWriterOwnCpuSeconds: (() => {
       const harness = op.map((s) => s.harnessCpuSeconds).filter((x) => x !== undefined);
       return harness.length ? raw.map((s) => +(s.cpuSeconds - median(harness)).toFixed(2)) : undefined;
@@ -564,8 +598,8 @@ function summary(raw: Sample[], op: Sample[]) {
     ),
     operatorStartCpuSeconds: op.map((s) => s.startCpuSeconds),
     operatorReconciles: op.map((s) => s.reconciles),
-    rawTimeline: raw.map((s) => s.timeline),
-    operatorTimeline: op.map((s) => s.timeline),
+    rawTimeline: counted ? [counted.raw.timeline] : raw.map((s) => s.timeline),
+    operatorTimeline: counted ? [counted.op.timeline] : op.map((s) => s.timeline),
   };
 }
 
@@ -599,23 +633,24 @@ async function main() {
   };
   try {
     if (values["operator-only"]) {
-      const sample = await coldOperator(false);
+      const sample = await coldOperator(values["count-every-round"]);
       console.log(
         JSON.stringify({ count: N, workers: W, nodeOptions: NODE_OPTIONS, operatorOnly: sample }, null, 2),
       );
       return;
     }
+    const everyRound = values["count-every-round"];
     const raw: Sample[] = [];
     const op: Sample[] = [];
     for (let r = 0; r < ROUNDS; r++) {
       const last = r === ROUNDS - 1;
       // Alternate the order so neither side always runs on a warmer (or busier) apiserver.
       if (r % 2 === 0) {
-        raw.push(await coldRaw());
-        op.push(await coldOperator(last));
+        raw.push(await coldRaw(everyRound));
+        op.push(await coldOperator(everyRound, last));
       } else {
-        op.push(await coldOperator(last));
-        raw.push(await coldRaw());
+        op.push(await coldOperator(everyRound, last));
+        raw.push(await coldRaw(everyRound));
       }
       console.error(
         `round ${r + 1}: raw ${raw.at(-1)?.seconds.toFixed(1)} s, operator ${op.at(-1)?.seconds.toFixed(1)} s`,
@@ -630,32 +665,45 @@ async function main() {
         }),
       );
     }
+    let counted: { raw: Sample; op: Sample } | undefined;
+    if (!everyRound) {
+      counted = { raw: await coldRaw(true), op: await coldOperator(true, true) };
+      console.error(
+        `counted pair (through the proxy): raw ${counted.raw.seconds.toFixed(1)} s, operator ${counted.op.seconds.toFixed(1)} s`,
+        JSON.stringify({ raw: counted.raw.timeline, operator: counted.op.timeline }),
+      );
+    }
+    const countedOp = counted?.op ?? op.at(-1);
     const result: Record<string, unknown> = {
       count: N,
       workers: W,
       nodeOptions: NODE_OPTIONS,
       rounds: ROUNDS,
-      cold: summary(raw, op),
+      cold: summary(raw, op, counted),
       steadyStateSeconds: STEADY,
-      steadyWrites: op.at(-1)?.steadyWrites,
-      writesAcrossRestart: op.at(-1)?.writesAcrossRestart,
+      steadyWrites: countedOp?.steadyWrites,
+      writesAcrossRestart: countedOp?.writesAcrossRestart,
     };
     if (values.live) {
       const lr: Sample[] = [];
       const lo: Sample[] = [];
       for (let r = 0; r < ROUNDS; r++) {
         if (r % 2 === 0) {
-          lr.push(await liveRaw());
-          lo.push(await liveOperator());
+          lr.push(await liveRaw(everyRound));
+          lo.push(await liveOperator(everyRound));
         } else {
-          lo.push(await liveOperator());
-          lr.push(await liveRaw());
+          lo.push(await liveOperator(everyRound));
+          lr.push(await liveRaw(everyRound));
         }
         console.error(
           `live round ${r + 1}: raw ${lr.at(-1)?.seconds.toFixed(1)} s, operator ${lo.at(-1)?.seconds.toFixed(1)} s`,
         );
       }
-      result.live = summary(lr, lo);
+      result.live = summary(
+        lr,
+        lo,
+        everyRound ? undefined : { raw: await liveRaw(true), op: await liveOperator(true) },
+      );
     }
     console.log(JSON.stringify(result, null, 2));
   } finally {
