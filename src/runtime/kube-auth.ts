@@ -107,7 +107,8 @@ export class KubeAuth {
   private current: Credentials | undefined;
   private expiresAt = 0;
   private pending: Promise<Credentials> | undefined;
-  private proxyDispatcher: Dispatcher | undefined;
+  /** The proxy dispatcher and the client identity (certificate and key) it was made with. */
+  private proxy: { identity: string; dispatcher: Dispatcher } | undefined;
 
   constructor(kc: KubeConfig, opts: KubeAuthOptions = {}) {
     this.kc = kc;
@@ -192,13 +193,23 @@ export class KubeAuth {
     const cluster = this.kc.getCurrentCluster();
     if (!cluster) throw new Error("No currently active cluster");
     if (cluster.proxyUrl) {
-      // HTTP and SOCKS proxies: client-node's own dispatcher, made once.
-      if (!this.proxyDispatcher) {
+      // HTTP and SOCKS proxies: client-node's own dispatcher, made again only when the client
+      // certificate changes (an exec plugin hands over a new one after a 401 or its expiry).
+      const identity = createHash("sha256")
+        .update(JSON.stringify([text(opts.cert), text(opts.key)]))
+        .digest("hex");
+      if (this.proxy?.identity !== identity) {
         const ctx = new RequestContext(cluster.server, HttpMethod.GET);
         await this.kc.applySecurityAuthentication(ctx);
-        this.proxyDispatcher = (ctx.getDispatcher() as Dispatcher | undefined) ?? getGlobalDispatcher();
+        const old = this.proxy?.dispatcher;
+        this.proxy = {
+          identity,
+          dispatcher: (ctx.getDispatcher() as Dispatcher | undefined) ?? getGlobalDispatcher(),
+        };
+        // Requests and watches under way finish on the old connections; none start there.
+        if (old && old !== getGlobalDispatcher()) old.close().catch(() => undefined);
       }
-      return this.proxyDispatcher;
+      return this.proxy.dispatcher;
     }
     const connect: Record<string, unknown> = {};
     for (const k of ["ca", "cert", "key", "pfx", "passphrase", "servername", "rejectUnauthorized"] as const) {
