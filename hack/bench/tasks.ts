@@ -17,8 +17,9 @@
 // (hack/bench/heap-probe.mjs). CPU-seconds per round: the operator's (its start apart), this
 // process's (raw rounds: writer and convergence watch; operator rounds: the watch only, and the
 // proxy in counted rounds), the API server's and etcd's, and the whole machine's. After the
-// counted operator run: writes during --steady-seconds of steady state, and across a restart. A run first waits until
-// an earlier run's namespaces are gone (their deletion would load the API server).
+// counted operator run: writes during --steady-seconds of steady state, and across a restart.
+// A run first waits until an earlier run's namespaces are gone (their deletion would load the
+// API server). --operator-only runs one operator round, direct unless --count-every-round.
 //
 // Live creation (--live): the operator already running; N tasks created at t0 with the same
 // concurrency; against a raw writer that creates each task and then writes its children and status.
