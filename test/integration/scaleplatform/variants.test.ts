@@ -163,9 +163,9 @@ describe.skipIf(reason)("ScalePlatform on what the cluster offers", () => {
       let stop = false;
       // Real API load: product pages read with the platform's key (past its plan's rate the
       // service answers 429, which costs it CPU too), sent to the app pod itself. Through the
-      // Ingress, the edge's per-client rate limit (by plan) answers most of
-      // one client's requests before they reach the app: on a fast machine the app then stays
-      // near 100m, under the HPA's 200m target.
+      // Ingress, the edge's per-client rate limit (by plan) answers most of one client's
+      // requests before they reach the app: on a fast machine the app then stays near 100m,
+      // under the HPA's 200m target.
       const headers = { Authorization: `Bearer ${await apiKey(ns.name, NAME)}` };
       const ips = await appPodsField(ns.name, NAME, "{.status.podIP}");
       if (!ips.length) throw new Error("the app pod has no IP");
@@ -209,7 +209,8 @@ describe.skipIf(reason)("ScalePlatform on what the cluster offers", () => {
           const seen = JSON.stringify(
             (hpa?.status as { currentMetrics?: unknown } | undefined)?.currentMetrics,
           );
-          throw new Error(`${String(err)}; HPA metrics ${seen}; pods ${(await podCpu(ns.name)).text}`);
+          const why = err instanceof Error ? err.message : String(err);
+          throw new Error(`${why}; HPA metrics ${seen}; pods ${(await podCpu(ns.name)).text}`);
         });
       } finally {
         stop = true;
