@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -7,6 +7,7 @@ import { KubeConfig, type User } from "@kubernetes/client-node";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ApiError } from "./errors.ts";
 import { KubeTransport } from "./rest.ts";
+import { execPluginUser } from "./testing.ts";
 
 // The credentials cache of the transport (kube-auth.ts) against a loopback HTTP server that
 // records the Authorization header of each request and answers 401 to the tokens it is told to
@@ -72,33 +73,10 @@ function tokenFile(token: string): string {
   return file;
 }
 
-/** An exec plugin that counts its runs and answers token `tok-<run>`, expiring `ttlMs` later (0: no expiry). */
+/** An exec plugin that counts its runs and answers token `tok-<run>` (from 1), expiring `ttlMs` later (0: no expiry). */
 function execPlugin(ttlMs: number): { user: Omit<User, "name">; runs: () => number } {
-  const sub = mkdtempSync(join(dir, "exec-"));
-  const counter = join(sub, "runs");
-  writeFileSync(counter, "0");
-  const script = join(sub, "plugin.mjs");
-  writeFileSync(
-    script,
-    `import { readFileSync, writeFileSync } from "node:fs";
-const n = Number(readFileSync(${JSON.stringify(counter)}, "utf8")) + 1;
-writeFileSync(${JSON.stringify(counter)}, String(n));
-const status = { token: "tok-" + n };
-if (${ttlMs} > 0) status.expirationTimestamp = new Date(Date.now() + ${ttlMs}).toISOString();
-process.stdout.write(JSON.stringify({ apiVersion: "client.authentication.k8s.io/v1", kind: "ExecCredential", status }));
-`,
-  );
-  return {
-    user: {
-      exec: {
-        apiVersion: "client.authentication.k8s.io/v1",
-        command: process.execPath,
-        args: [script],
-        interactiveMode: "Never",
-      },
-    } as Omit<User, "name">,
-    runs: () => Number(readFileSync(counter, "utf8")),
-  };
+  const expiry = ttlMs > 0 ? `, expirationTimestamp: new Date(Date.now() + ${ttlMs}).toISOString()` : "";
+  return execPluginUser(dir, `{ token: "tok-" + (run + 1)${expiry} }`);
 }
 
 const get = (t: KubeTransport) => t.request<{ auth: string }>("GET", "/api/v1/namespaces/ns/configmaps/x");

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
 import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
 import {
@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeClientCert, makeTestTls, type TestTls } from "../../test/support/tls.ts";
 import { ApiError } from "./errors.ts";
 import { KubeTransport } from "./rest.ts";
+import { execPluginUser } from "./testing.ts";
 
 // The transport's TLS paths that a local cluster's kubeconfig does not take: client certificates
 // handed over by an exec plugin (as cloud and SSO plugins do), and the kubeconfig's proxy-url, an
@@ -156,32 +157,7 @@ const dir = mkdtempSync(join(tmpdir(), "kube-tls-"));
  * once they run out.
  */
 function execUser(...statuses: Record<string, unknown>[]): Omit<User, "name"> {
-  const sub = mkdtempSync(join(dir, "exec-"));
-  const script = join(sub, "plugin.mjs");
-  const counter = join(sub, "runs");
-  writeFileSync(counter, "0");
-  const credentials = statuses.map((status) => ({
-    apiVersion: "client.authentication.k8s.io/v1",
-    kind: "ExecCredential",
-    status,
-  }));
-  writeFileSync(
-    script,
-    `import { readFileSync, writeFileSync } from "node:fs";
-const run = Number(readFileSync(${JSON.stringify(counter)}, "utf8"));
-writeFileSync(${JSON.stringify(counter)}, String(run + 1));
-const credentials = ${JSON.stringify(credentials)};
-process.stdout.write(JSON.stringify(credentials[Math.min(run, credentials.length - 1)]));
-`,
-  );
-  return {
-    exec: {
-      apiVersion: "client.authentication.k8s.io/v1",
-      command: process.execPath,
-      args: [script],
-      interactiveMode: "Never",
-    },
-  } as Omit<User, "name">;
+  return execPluginUser(dir, `${JSON.stringify(statuses)}[Math.min(run, ${statuses.length - 1})]`).user;
 }
 
 function kubeConfig(user: Omit<User, "name">, proxyUrl?: string): KubeConfig {
