@@ -339,9 +339,27 @@ async function startOperator(ns: string, counted: boolean): Promise<Operator> {
   return { child, port, exited };
 }
 
+/**
+ * Resolves with `p`, or rejects if the operator exits first (a bad --node-options, a crash): the
+ * run then fails with its exit status instead of waiting forever for a convergence (its stderr
+ * is this process's).
+ */
+async function unlessExited<T>(op: Operator, p: Promise<T>): Promise<T> {
+  const died = op.exited.then(() => {
+    throw new Error(
+      `the operator exited (code ${op.child.exitCode}, signal ${op.child.signalCode}) before the round converged`,
+    );
+  });
+  return Promise.race([p, died]);
+}
+
+function alive(op: Operator): boolean {
+  return op.child.exitCode === null && op.child.signalCode === null;
+}
+
 async function ready(op: Operator): Promise<void> {
   for (;;) {
-    if (op.child.exitCode !== null || op.child.signalCode !== null) return;
+    if (!alive(op)) return;
     const ok = await fetch(`http://127.0.0.1:${op.port}/readyz`).then(
       (r) => r.ok,
       () => false,
@@ -453,9 +471,9 @@ async function coldOperator(counted: boolean, last = false): Promise<Sample> {
   let op = await startOperator(ns, counted);
   let startCpu: number | undefined;
   void ready(op).then(() => {
-    if (startCpu === undefined) startCpu = cpuSeconds(op.child.pid);
+    if (startCpu === undefined && alive(op)) startCpu = cpuSeconds(op.child.pid);
   });
-  await watch.done;
+  await unlessExited(op, watch.done);
   const seconds = (performance.now() - t0) / 1000;
   const requests = counted ? proxy.stats() : undefined;
   const timeline = counted ? proxy.timeline() : undefined;
@@ -520,14 +538,14 @@ async function liveRaw(counted: boolean): Promise<Sample> {
 async function liveOperator(counted: boolean): Promise<Sample> {
   const ns = await freshNamespace(false);
   const op = await startOperator(ns, counted);
-  await ready(op);
+  await unlessExited(op, ready(op));
   const watch = await converged(ns);
   proxy.reset();
   const cpu0 = cpuSeconds(op.child.pid);
   const m0 = machineCpu();
   const t0 = performance.now();
   await pool(N, W, (i) => client.apply(taskObj(ns, i)));
-  await watch.done;
+  await unlessExited(op, watch.done);
   const seconds = (performance.now() - t0) / 1000;
   const machineCpuSeconds = +(machineCpu() - m0).toFixed(2);
   const requests = counted ? proxy.stats() : undefined;
@@ -607,7 +625,8 @@ function summary(raw: Sample[], op: Sample[], counted?: { raw: Sample; op: Sampl
 /**
  * Waits until no namespace of an earlier run is left: deleting one (thousands of objects, by the
  * namespace controller) loads the API server and etcd for a minute or more, which would land on
- * this run's first rounds.
+ * this run's first rounds. One still active was left by a run that was killed before its cleanup:
+ * it is deleted first.
  */
 async function earlierRunsDeleted(): Promise<void> {
   for (let said = false; ; said = true) {
@@ -615,6 +634,11 @@ async function earlierRunsDeleted(): Promise<void> {
       n.metadata.name?.startsWith("bench-"),
     );
     if (!left.length) return;
+    for (const n of left)
+      if (!n.metadata.deletionTimestamp) {
+        console.error(`deleting namespace ${n.metadata.name}, left by an earlier run that did not clean up`);
+        await client.delete("v1", "Namespace", "", n.metadata.name!);
+      }
     if (!said) console.error(`waiting for ${left.length} namespace(s) of an earlier run to be deleted`);
     await sleep(2000);
   }
