@@ -55,18 +55,38 @@ function refreshOf(user: User | null): Refresh {
   return "static";
 }
 
-/** Connection pools shared by every transport with the same TLS identity (the dashboard makes one per viewer). */
-const agents = new Map<string, Agent>();
+/**
+ * Connection pools shared by every transport with the same TLS identity (the dashboard makes one
+ * per viewer), counted by the KubeAuths using them: when an exec plugin hands over a new client
+ * certificate, the old identity's pool is closed once no KubeAuth uses it (its requests and
+ * watches under way finish first), so rotations do not pile up pools.
+ */
+const agents = new Map<string, { agent: Agent; users: number }>();
 
-function sharedAgent(connect: Record<string, unknown>): Agent {
-  const key = createHash("sha256").update(JSON.stringify(connect)).digest("hex");
-  let agent = agents.get(key);
-  if (!agent) {
+function acquireAgent(key: string, connect: Record<string, unknown>): Agent {
+  let entry = agents.get(key);
+  if (!entry) {
     // keepAliveInitialDelay 30 s: TCP keep-alives before a cloud load balancer's idle timeout (as client-node and client-go).
-    agent = new Agent({ connect: { ...connect, keepAlive: true, keepAliveInitialDelay: 30_000 } });
-    agents.set(key, agent);
+    entry = {
+      agent: new Agent({ connect: { ...connect, keepAlive: true, keepAliveInitialDelay: 30_000 } }),
+      users: 0,
+    };
+    agents.set(key, entry);
   }
-  return agent;
+  entry.users++;
+  return entry.agent;
+}
+
+function releaseAgent(key: string): void {
+  const entry = agents.get(key);
+  if (!entry || --entry.users > 0) return;
+  agents.delete(key);
+  entry.agent.close().catch(() => undefined);
+}
+
+/** How many shared connection pools are open (for tests). */
+export function sharedAgentCount(): number {
+  return agents.size;
 }
 
 function text(v: unknown): string | undefined {
@@ -109,6 +129,8 @@ export class KubeAuth {
   private pending: Promise<Credentials> | undefined;
   /** The proxy dispatcher and the client identity (certificate and key) it was made with. */
   private proxy: { identity: string; dispatcher: Dispatcher } | undefined;
+  /** The shared pool this KubeAuth uses (no proxy): its key and pool. */
+  private pool: { key: string; agent: Agent } | undefined;
 
   constructor(kc: KubeConfig, opts: KubeAuthOptions = {}) {
     this.kc = kc;
@@ -216,6 +238,12 @@ export class KubeAuth {
       const v = opts[k];
       if (v !== undefined) connect[k] = v;
     }
-    return sharedAgent(connect);
+    const key = createHash("sha256").update(JSON.stringify(connect)).digest("hex");
+    if (this.pool?.key !== key) {
+      const old = this.pool;
+      this.pool = { key, agent: acquireAgent(key, connect) };
+      if (old) releaseAgent(old.key);
+    }
+    return this.pool.agent;
   }
 }

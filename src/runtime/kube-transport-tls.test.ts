@@ -14,6 +14,7 @@ import { KubeConfig, type User } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeClientCert, makeTestTls, type TestTls } from "../../test/support/tls.ts";
 import { ApiError } from "./errors.ts";
+import { sharedAgentCount } from "./kube-auth.ts";
 import { KubeTransport } from "./rest.ts";
 import { execPluginUser } from "./testing.ts";
 
@@ -29,6 +30,7 @@ let port = 0;
 let client: { cert: string; key: string };
 /** A second identity, for rotation. */
 let rotated: { cert: string; key: string };
+let expiring: { cert: string; key: string };
 /** Common names the server answers 401 (as an API server does to an expired or revoked certificate). */
 const refusedNames = new Set<string>();
 
@@ -116,6 +118,8 @@ beforeAll(async () => {
   client = { cert: readFileSync(c.certFile, "utf8"), key: readFileSync(c.keyFile, "utf8") };
   const r = makeClientCert(tls, "rotated-user");
   rotated = { cert: readFileSync(r.certFile, "utf8"), key: readFileSync(r.keyFile, "utf8") };
+  const e = makeClientCert(tls, "expiring-user");
+  expiring = { cert: readFileSync(e.certFile, "utf8"), key: readFileSync(e.keyFile, "utf8") };
   server = createHttpsServer(
     {
       cert: readFileSync(tls.certFile),
@@ -235,6 +239,26 @@ describe("KubeTransport over TLS", () => {
       // The first certificate is refused; the retry runs the plugin again and connects with the new one.
       expect((await echo(t)).cn).toBe("rotated-user");
       expect((await echo(t)).cn).toBe("rotated-user");
+    } finally {
+      refusedNames.clear();
+    }
+  });
+  it("without a proxy, takes up the plugin's new certificate after a 401 and closes the old pool", async () => {
+    refusedNames.add("expiring-user");
+    try {
+      const before = sharedAgentCount();
+      const t = KubeTransport.create(
+        kubeConfig(
+          execUser(
+            { clientCertificateData: expiring.cert, clientKeyData: expiring.key },
+            { clientCertificateData: rotated.cert, clientKeyData: rotated.key },
+          ),
+        ),
+      );
+      expect((await echo(t)).cn).toBe("rotated-user");
+      expect((await echo(t)).cn).toBe("rotated-user");
+      // One pool more, the rotated certificate's: the refused one's was closed, not kept.
+      expect(sharedAgentCount()).toBe(before + 1);
     } finally {
       refusedNames.clear();
     }
