@@ -25,7 +25,7 @@
 // concurrency; against a raw writer that creates each task and then writes its children and status.
 //
 //   KUBECONFIG=... npm run bench:tasks -- --count 1000 [--workers 4] [--rounds 3] [--live] [--operator-only]
-//     [--count-every-round] [--trace DIR]
+//     [--count-every-round] [--raw-informers] [--trace DIR]
 // (builds dist/ first; `node hack/bench/tasks.ts ...` runs the dist/ as it is)
 // Schedules are yearly, so no pod runs: the figures are the control loop's. The machine may be
 // shared: compare the ratios of one run, not absolute times across runs.
@@ -71,6 +71,11 @@ const { values } = parseArgs({
     // midday), instead of timed rounds straight to the API server and one counted pair.
     "count-every-round": { type: "boolean", default: false },
     "node-options": { type: "string" },
+    // Diagnostic: the raw writer also runs, from t0, informers (LIST + WATCH, in its own process)
+    // of the three kinds the task controller writes or reads: ScheduledTasks, their script
+    // ConfigMaps (metadata only) and CronJobs, as the operator does. What a controller pays to
+    // watch, apart from what it does with the events.
+    "raw-informers": { type: "boolean", default: false },
     // Writes each window's requests (JSON lines: verb, resource, status, at, ms; counted rounds
     // only, the others' files are empty) and the operator's output there, to see where a round's
     // time went.
@@ -288,6 +293,21 @@ function rawClient(counted: boolean): RealKubeClient {
   return new RealKubeClient(KubeTransport.create(pkc));
 }
 
+/** --raw-informers: the task controller's three watched kinds in `ns`, on a transport of their own. */
+function rawInformers(ns: string): Informer<KubeObject>[] {
+  const t = KubeTransport.create(kc);
+  const kinds: [typeof TASK_TYPE, boolean][] = [
+    [TASK_TYPE, false],
+    [{ apiVersion: "v1", kind: "ConfigMap", plural: "configmaps", namespaced: true }, true],
+    [CRONJOB_TYPE, false],
+  ];
+  return kinds.map(([type, metadataOnly]) => {
+    const inf = new Informer({ source: new KubeListWatch(t, type, ns, metadataOnly), log: silentLogger() });
+    inf.start();
+    return inf;
+  });
+}
+
 async function rawWrite(raw: RealKubeClient, task: ScheduledTask): Promise<void> {
   const s = spec();
   await raw.apply(desiredScriptConfigMap(task, s));
@@ -442,10 +462,12 @@ async function coldRaw(counted: boolean): Promise<Sample> {
   const cp0 = controlPlaneCpu();
   const m0 = machineCpu();
   const t0 = performance.now();
+  const informers = values["raw-informers"] ? rawInformers(ns) : [];
   const tasks = await raw.list<ScheduledTask>(TASK_TYPE.apiVersion, TASK_TYPE.kind, ns);
   await pool(tasks.length, W, (i) => rawWrite(raw, tasks[i]!));
   await watch.done;
   const seconds = (performance.now() - t0) / 1000;
+  await Promise.all(informers.map((i) => i.stop()));
   const sample = {
     seconds,
     counted,
