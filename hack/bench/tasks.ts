@@ -41,7 +41,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { parseArgs } from "node:util";
 import { KubeConfig } from "@kubernetes/client-node";
 import { parse } from "yaml";
@@ -242,12 +242,21 @@ function controlPlaneSince(from: ReturnType<typeof controlPlaneCpu>) {
   };
 }
 
+const RUN_LABEL = "bench.cronscale.io/run";
+/** This host as a label value may carry it (at most 63 characters with the pid). */
+const HOST =
+  hostname()
+    .slice(0, 48)
+    .replace(/[^A-Za-z0-9.-]/g, "-")
+    .replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, "") || "host";
 let nsCounter = 0;
 const namespaces: string[] = [];
 async function freshNamespace(seedTasks: boolean): Promise<string> {
   const ns = `bench-${run}-${nsCounter++}`;
   namespaces.push(ns);
-  await client.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
+  // Which run made it (host and pid), so a later run can tell a killed run's namespace from a live one's.
+  const owner = { [RUN_LABEL]: `${HOST}.${process.pid}` };
+  await client.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels: owner } });
   if (seedTasks) await pool(N, 16, (i) => client.apply(taskObj(ns, i)));
   return ns;
 }
@@ -647,9 +656,22 @@ function summary(raw: Sample[], op: Sample[], counted?: { raw: Sample; op: Sampl
 /**
  * Waits until no namespace of an earlier run is left: deleting one (thousands of objects, by the
  * namespace controller) loads the API server and etcd for a minute or more, which would land on
- * this run's first rounds. One still active was left by a run that was killed before its cleanup:
- * it is deleted first.
+ * this run's first rounds. One still active whose run (its label: host and pid) is no longer
+ * running on this host was left by a run killed before its cleanup: it is deleted first. Another
+ * run's, still running, is waited for.
  */
+/** Whether the run named `run` (`host.pid`) is gone: on this host, no such process. */
+function leftBehind(run: string | undefined): boolean {
+  const m = run?.match(/^(.*)\.(\d+)$/);
+  if (!m || m[1] !== HOST) return false;
+  try {
+    process.kill(Number(m[2]), 0);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
 async function earlierRunsDeleted(): Promise<void> {
   for (let said = false; ; said = true) {
     const left = (await client.list<KubeObject>("v1", "Namespace")).filter((n) =>
@@ -657,7 +679,7 @@ async function earlierRunsDeleted(): Promise<void> {
     );
     if (!left.length) return;
     for (const n of left)
-      if (!n.metadata.deletionTimestamp) {
+      if (!n.metadata.deletionTimestamp && leftBehind(n.metadata.labels?.[RUN_LABEL])) {
         console.error(`deleting namespace ${n.metadata.name}, left by an earlier run that did not clean up`);
         await client.delete("v1", "Namespace", "", n.metadata.name!);
       }

@@ -30,6 +30,7 @@ let port = 0;
 let client: { cert: string; key: string };
 /** A second identity, for rotation. */
 let rotated: { cert: string; key: string };
+/** A third identity, refused by the server: the certificate a plugin hands over before it rotates. */
 let expiring: { cert: string; key: string };
 /** Common names the server answers 401 (as an API server does to an expired or revoked certificate). */
 const refusedNames = new Set<string>();
@@ -243,6 +244,7 @@ describe("KubeTransport over TLS", () => {
       refusedNames.clear();
     }
   });
+
   it("without a proxy, takes up the plugin's new certificate after a 401 and closes the old pool", async () => {
     refusedNames.add("expiring-user");
     try {
