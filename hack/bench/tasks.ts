@@ -292,8 +292,9 @@ async function converged(ns: string): Promise<{ done: Promise<void>; stop: () =>
 
 /**
  * The raw writer: the requests the end state needs per task, and nothing else. Counted: through
- * the proxy; else straight to the API server with the kubeconfig's credentials, a connection pool
- * of its own (as the operator has).
+ * the proxy; else straight to the API server with the kubeconfig's credentials (on the connection
+ * pool this process shares among transports with those credentials, runtime/kube-auth.ts; the
+ * operator, a process of its own, has its own).
  */
 function rawClient(counted: boolean): RealKubeClient {
   if (!counted) return new RealKubeClient(KubeTransport.create(kc));
@@ -302,7 +303,7 @@ function rawClient(counted: boolean): RealKubeClient {
   return new RealKubeClient(KubeTransport.create(pkc));
 }
 
-/** --raw-informers: the task controller's three watched kinds in `ns`, on a transport of their own. */
+/** --raw-informers: the task controller's three watched kinds in `ns` (same credentials, so same pool, as the raw writer). */
 function rawInformers(ns: string): Informer<KubeObject>[] {
   const t = KubeTransport.create(kc);
   const kinds: [typeof TASK_TYPE, boolean][] = [
