@@ -20,7 +20,12 @@ import {
   getPlatform,
   s3Repository,
 } from "../scaleplatform/helpers.ts";
-import { ingressPorts, usePlatformOperator, viaIngress } from "../scaleplatform/operator.ts";
+import {
+  ingressPorts,
+  servedViaIngress,
+  usePlatformOperator,
+  viaIngress,
+} from "../scaleplatform/operator.ts";
 import { createViewers, phoneOverflow, startDashboard } from "./helpers.ts";
 
 // The Recovery section in Chromium against the real platform: the operator (in this process)
@@ -91,7 +96,12 @@ describe.skipIf(reason)("platform recovery in Chromium against the real operator
       },
       { timeoutMs: 240_000, intervalMs: 1000, what: "the first backup" },
     );
-  }, 300_000);
+    // The Ingress controller routes a host only while its Service has ready endpoints (with none
+    // it answers 404), and learns them a moment after the pods turn ready: wait until it serves
+    // the API host before the tests call it.
+    const served = await servedViaIngress(`api.${NAME}.platform.test`, "/readyz", { waitMs: 60_000 });
+    expect(served.status, served.body).toBe(200);
+  }, 360_000);
 
   afterAll(async () => {
     await chromium?.close();
