@@ -25,7 +25,7 @@
 // concurrency; against a raw writer that creates each task and then writes its children and status.
 //
 //   KUBECONFIG=... npm run bench:tasks -- --count 1000 [--workers 4] [--rounds 3] [--live] [--operator-only]
-//     [--count-every-round] [--raw-informers] [--trace DIR]
+//     [--count-every-round] [--raw-informers] [--raw-process] [--trace DIR]
 // (builds dist/ first; `node hack/bench/tasks.ts ...` runs the dist/ as it is)
 // Schedules are yearly, so no pod runs: the figures are the control loop's. The machine may be
 // shared: compare the ratios of one run, not absolute times across runs.
@@ -45,10 +45,7 @@ import { hostname, tmpdir } from "node:os";
 import { parseArgs } from "node:util";
 import { KubeConfig } from "@kubernetes/client-node";
 import { parse } from "yaml";
-import { type ScheduledTask, scheduledTaskSpecSchema } from "../../src/api/v1alpha1/scheduledtask.ts";
-import { DEFAULT_TASK_CONTROLLER_CONFIG } from "../../src/controllers/scheduledtask/config.ts";
-import { desiredCronJob, desiredScriptConfigMap } from "../../src/controllers/scheduledtask/desired.ts";
-import { computeStatus } from "../../src/controllers/scheduledtask/status.ts";
+import type { ScheduledTask } from "../../src/api/v1alpha1/scheduledtask.ts";
 import { silentLogger } from "../../src/log.ts";
 import { RealKubeClient } from "../../src/runtime/client.ts";
 import { Informer } from "../../src/runtime/informer.ts";
@@ -56,6 +53,7 @@ import { KubeListWatch } from "../../src/runtime/listwatch.ts";
 import { KubeTransport } from "../../src/runtime/rest.ts";
 import type { KubeObject } from "../../src/runtime/types.ts";
 import { CountingProxy, type VerbStats } from "./proxy.ts";
+import { pool, rawWrite, rawWriteAll, spec, TASK_KIND } from "./raw-write.ts";
 
 const { values } = parseArgs({
   options: {
@@ -76,6 +74,11 @@ const { values } = parseArgs({
     // ConfigMaps (metadata only) and CronJobs, as the operator does. What a controller pays to
     // watch, apart from what it does with the events.
     "raw-informers": { type: "boolean", default: false },
+    // Diagnostic: the raw writer runs as a new process started at t0 (bundled, with the module
+    // compile cache, as the operator starts), instead of in this
+    // already running process: what starting a process and compiling its code cost, apart from
+    // what the controller does.
+    "raw-process": { type: "boolean", default: false },
     // Writes each window's requests (JSON lines: verb, resource, status, at, ms; counted rounds
     // only, the others' files are empty) and the operator's output there, to see where a round's
     // time went.
@@ -148,24 +151,6 @@ function machineCpu(): number {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Runs `fn` for 0..n-1 with `workers` in flight. */
-async function pool(n: number, workers: number, fn: (i: number) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: workers }, async () => {
-      while (next < n) await fn(next++);
-    }),
-  );
-}
-
-const spec = () =>
-  scheduledTaskSpecSchema.parse({
-    schedule: "0 0 1 1 *",
-    language: "Bash",
-    plan: "Micro",
-    script: "echo hi",
-  });
-const TASK_KIND = { apiVersion: TASK_TYPE.apiVersion, kind: TASK_TYPE.kind };
 const taskObj = (ns: string, i: number): KubeObject => ({
   ...TASK_KIND,
   metadata: { name: `t${i}`, namespace: ns },
@@ -318,16 +303,49 @@ function rawInformers(ns: string): Informer<KubeObject>[] {
   });
 }
 
-async function rawWrite(raw: RealKubeClient, task: ScheduledTask): Promise<void> {
-  const s = spec();
-  await raw.apply(desiredScriptConfigMap(task, s));
-  const cronJob = await raw.apply(desiredCronJob(task, s, DEFAULT_TASK_CONTROLLER_CONFIG));
-  const status = computeStatus({ task, spec: s, cronJob, executions: [], now: new Date() });
-  await raw.applyStatus({
-    ...TASK_KIND,
-    metadata: { name: task.metadata.name, namespace: task.metadata.namespace },
-    status,
+/** --raw-process: the bundle of raw-writer.ts, built once per run (bundleRawWriter). */
+const RAW_BUNDLE = `${tmp}-raw/raw-writer.js`;
+
+/**
+ * Bundles raw-writer.ts (the raw writer and what it imports, as the operator's dist/operator.js
+ * bundles the operator) for --raw-process; rolldown is the bundler `make build` uses.
+ */
+async function bundleRawWriter(): Promise<void> {
+  const { build } = await import("rolldown");
+  await build({
+    input: `${root}hack/bench/raw-writer.ts`,
+    platform: "node",
+    logLevel: "warn",
+    output: { dir: `${tmp}-raw`, format: "esm", entryFileNames: "raw-writer.js", sourcemap: false },
   });
+}
+
+/**
+ * --raw-process: the raw writer started as a new process at t0 (raw-writer-main.mjs, the bundle),
+ * as the operator is; resolves with its CPU seconds when it exits. With V8's default heap sizes,
+ * as this process has, not the operator's: the raw writer holds every task it listed, whole, for
+ * the round (the operator keeps them trimmed), and at 10,000 tasks the operator's 144 MiB old space
+ * made it collect garbage most of the time (71 and 91 s, against about 52 in this process).
+ */
+async function rawProcess(ns: string, counted: boolean): Promise<number> {
+  const child = spawn(
+    process.execPath,
+    [`${root}hack/bench/raw-writer-main.mjs`, RAW_BUNDLE, ns, String(W)],
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+      env: {
+        ...process.env,
+        ...(counted ? { KUBECONFIG: proxy.kubeconfigFor(`${tmp}-raw.kubeconfig`) } : {}),
+      },
+    },
+  );
+  let out = "";
+  child.stdout.on("data", (d: Buffer) => {
+    out += d.toString();
+  });
+  const code = await new Promise<number | null>((r) => child.on("exit", (c) => r(c)));
+  if (code !== 0) throw new Error(`the raw writer's process exited with code ${code}`);
+  return (JSON.parse(out) as { cpuSeconds: number }).cpuSeconds;
 }
 
 async function freePort(): Promise<number> {
@@ -473,8 +491,9 @@ async function coldRaw(counted: boolean): Promise<Sample> {
   const m0 = machineCpu();
   const t0 = performance.now();
   const informers = values["raw-informers"] ? rawInformers(ns) : [];
-  const tasks = await raw.list<ScheduledTask>(TASK_TYPE.apiVersion, TASK_TYPE.kind, ns);
-  await pool(tasks.length, W, (i) => rawWrite(raw, tasks[i]!));
+  let childCpu = 0;
+  if (values["raw-process"]) childCpu = await rawProcess(ns, counted);
+  else await rawWriteAll(raw, ns, W);
   await watch.done;
   const seconds = (performance.now() - t0) / 1000;
   await Promise.all(informers.map((i) => i.stop()));
@@ -482,7 +501,8 @@ async function coldRaw(counted: boolean): Promise<Sample> {
     seconds,
     counted,
     ...(counted ? { requests: proxy.stats(), timeline: proxy.timeline() } : {}),
-    cpuSeconds: benchCpu(cpu0),
+    // With --raw-process, the raw writer's process and this one (the convergence watch).
+    cpuSeconds: +(benchCpu(cpu0) + childCpu).toFixed(2),
     controlPlaneCpuSeconds: controlPlaneSince(cp0),
     machineCpuSeconds: +(machineCpu() - m0).toFixed(2),
   };
@@ -693,6 +713,7 @@ async function main() {
   if (!existsSync(`${root}dist/main.js`)) throw new Error("dist/main.js missing: run `make build` first");
   await earlierRunsDeleted();
   await installCrds();
+  if (values["raw-process"]) await bundleRawWriter();
   await proxy.start();
   const cleanup = async () => {
     await proxy.stop();
@@ -700,6 +721,7 @@ async function main() {
     rmSync(`${tmp}-raw.kubeconfig`, { force: true });
     rmSync(`${tmp}-op.kubeconfig`, { force: true });
     rmSync(`${tmp}-mem.json`, { force: true });
+    rmSync(`${tmp}-raw`, { recursive: true, force: true });
   };
   try {
     if (values["operator-only"]) {
