@@ -75,9 +75,8 @@ const { values } = parseArgs({
     // watch, apart from what it does with the events.
     "raw-informers": { type: "boolean", default: false },
     // Diagnostic: the raw writer runs as a new process started at t0 (bundled, with the module
-    // compile cache, as the operator starts), instead of in this
-    // already running process: what starting a process and compiling its code cost, apart from
-    // what the controller does.
+    // compile cache, as the operator starts), instead of in this already running process: what
+    // starting a process and compiling its code cost, apart from what the controller does.
     "raw-process": { type: "boolean", default: false },
     // Writes each window's requests (JSON lines: verb, resource, status, at, ms; counted rounds
     // only, the others' files are empty) and the operator's output there, to see where a round's
@@ -323,9 +322,8 @@ async function bundleRawWriter(): Promise<void> {
 /**
  * --raw-process: the raw writer started as a new process at t0 (raw-writer-main.mjs, the bundle),
  * as the operator is; resolves with its CPU seconds when it exits. With V8's default heap sizes,
- * as this process has, not the operator's: the raw writer holds every task it listed, whole, for
- * the round (the operator keeps them trimmed), and at 10,000 tasks the operator's 144 MiB old space
- * made it collect garbage most of the time (71 and 91 s, against about 52 in this process).
+ * as this process has (not the operator's `nodeOptions`): it differs from the in-process raw
+ * writer only in starting at t0.
  */
 async function rawProcess(ns: string, counted: boolean): Promise<number> {
   const child = spawn(
