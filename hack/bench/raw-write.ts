@@ -3,13 +3,14 @@
 // controller's own functions, and nothing else. tasks.ts runs it in its own process, or with
 // --raw-process bundled in a process of its own (raw-writer-main.mjs), started at t0 as the
 // operator is.
+import { API_VERSION } from "../../src/api/v1alpha1/kind.ts";
 import { type ScheduledTask, scheduledTaskSpecSchema } from "../../src/api/v1alpha1/scheduledtask.ts";
 import { DEFAULT_TASK_CONTROLLER_CONFIG } from "../../src/controllers/scheduledtask/config.ts";
 import { desiredCronJob, desiredScriptConfigMap } from "../../src/controllers/scheduledtask/desired.ts";
 import { computeStatus } from "../../src/controllers/scheduledtask/status.ts";
 import type { RealKubeClient } from "../../src/runtime/client.ts";
 
-export const TASK_KIND = { apiVersion: "cronscale.io/v1alpha1", kind: "ScheduledTask" };
+export const TASK_KIND = { apiVersion: API_VERSION, kind: "ScheduledTask" };
 
 /** The benchmark's task spec: a yearly schedule, so no pod runs. */
 export const spec = () =>

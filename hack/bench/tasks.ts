@@ -93,8 +93,7 @@ const ROUNDS = Number(values.rounds);
 const STEADY = Number(values["steady-seconds"]);
 const root = new URL("../../", import.meta.url).pathname;
 const TASK_TYPE = {
-  apiVersion: "cronscale.io/v1alpha1",
-  kind: "ScheduledTask",
+  ...TASK_KIND,
   plural: "scheduledtasks",
   namespaced: true,
 };
