@@ -62,6 +62,8 @@ export class CountingProxy {
   private agent: Agent | undefined;
   private headers: Record<string, string> = {};
   private samples: Sample[] = [];
+  /** Requests but watches sent and not yet answered in full (settled). */
+  private inFlight = 0;
   private windowStart = performance.now();
   port = 0;
 
@@ -118,6 +120,16 @@ export class CountingProxy {
     return s;
   }
 
+  /**
+   * Resolves when no request but watches is in flight (or after `timeoutMs`). A request is counted
+   * when its answer has been relayed, so a round that ended on a watch event (the last status
+   * seen) may still be relaying that write's answer: wait for it before reading the counts.
+   */
+  async settled(timeoutMs = 5000): Promise<void> {
+    for (const end = performance.now() + timeoutMs; this.inFlight > 0 && performance.now() < end; )
+      await new Promise((r) => setTimeout(r, 10));
+  }
+
   /** Writes (every verb that changes something) counted so far in this window. */
   writes(): number {
     return this.samples.filter((s) => !["list", "watch", "get", "other"].includes(s.verb)).length;
@@ -165,6 +177,12 @@ export class CountingProxy {
     const url = new URL(req.url ?? "/", this.target);
     const { verb, resource } = verbOf(req.method ?? "GET", url, req.headers["content-type"]);
     const headers = { ...req.headers, ...this.headers, host: this.target.host };
+    let open = verb !== "watch";
+    if (open) this.inFlight++;
+    const closed = () => {
+      if (open) this.inFlight--;
+      open = false;
+    };
     const up = request(url, { method: req.method, headers, agent: this.agent }, (upRes: IncomingMessage) => {
       res.writeHead(upRes.statusCode ?? 502, upRes.headers);
       upRes.pipe(res);
@@ -179,12 +197,17 @@ export class CountingProxy {
       // A watch streams for minutes: count it when it starts (latency to its first byte).
       if (verb === "watch") record();
       else upRes.on("end", record);
+      upRes.on("close", closed); // after "end"
     });
     up.on("error", () => {
+      closed();
       if (!res.headersSent) res.writeHead(502);
       res.end();
     });
-    res.on("close", () => up.destroy());
+    res.on("close", () => {
+      closed();
+      up.destroy();
+    });
     req.pipe(up);
   }
 }
