@@ -1,4 +1,4 @@
-// Entry of the raw writer's own process (tasks.ts --raw-process):
+// Entry of the raw writer's own process, the floor of tasks.ts:
 //   node raw-writer-main.mjs <bundle> <namespace> <workers>
 // As dist/main.js does for the operator: the module compile cache on, then the bundle loaded and
 // the cache written, so both sides start the same way. Prints its CPU seconds on exit.

@@ -1,4 +1,4 @@
-// The raw writer as a program of its own (tasks.ts --raw-process bundles this file and starts it
+// The raw writer as a program of its own, the floor (tasks.ts bundles this file and starts it
 // through raw-writer-main.mjs): the kubeconfig's credentials, as the operator's, then rawWriteAll.
 import { KubeConfig } from "@kubernetes/client-node";
 import { RealKubeClient } from "../../src/runtime/client.ts";

@@ -5,7 +5,11 @@
 // Running and has its CronJob, seen by a watch (no polling). The raw writer, in the same run and
 // at the same concurrency, makes exactly the requests that end state needs: one LIST of the
 // tasks (for their uids), then per task the ConfigMap, the CronJob with its ownerReference and
-// the status. Runs alternate (raw, operator, operator, raw, …) and repeat; medians are quoted.
+// the status. The floor is that raw writer started as a new process at t0, as the operator is
+// (raw-writer.ts, bundled and started as dist/ is): both sides start cold. Each round also runs
+// it inside this already running process (warm: modules loaded, code compiled and optimized by
+// earlier rounds), the second figure, `ratioToWarmRaw`. The three sides rotate their order from
+// round to round and the rounds repeat; medians are quoted. `--raw process|in-process` runs one.
 // In these timed rounds both talk to the API server as the operator does in a cluster: over TLS,
 // with the kubeconfig's credentials. Then one counted pair (raw, then operator) runs again with
 // every request going through a counting proxy (hack/bench/proxy.ts): verbs, 404s, latency, the
@@ -25,7 +29,7 @@
 // concurrency; against a raw writer that creates each task and then writes its children and status.
 //
 //   KUBECONFIG=... npm run bench:tasks -- --count 1000 [--workers 4] [--rounds 3] [--live] [--operator-only]
-//     [--count-every-round] [--raw-informers] [--raw-process] [--trace DIR]
+//     [--count-every-round] [--raw both|process|in-process] [--raw-informers] [--trace DIR]
 // (builds dist/ first; `node hack/bench/tasks.ts ...` runs the dist/ as it is)
 // Schedules are yearly, so no pod runs: the figures are the control loop's. The machine may be
 // shared: compare the ratios of one run, not absolute times across runs.
@@ -74,10 +78,11 @@ const { values } = parseArgs({
     // ConfigMaps (metadata only) and CronJobs, as the operator does. What a controller pays to
     // watch, apart from what it does with the events.
     "raw-informers": { type: "boolean", default: false },
-    // Diagnostic: the raw writer runs as a new process started at t0 (bundled, with the module
-    // compile cache, as the operator starts), instead of in this already running process: what
-    // starting a process and compiling its code cost, apart from what the controller does.
-    "raw-process": { type: "boolean", default: false },
+    // Which raw writers run in each round: "process" (the floor: a new process started at t0,
+    // bundled and started with the module compile cache as the operator is), "in-process" (in
+    // this already running process: warm, the second figure), or "both" (the default). With
+    // "in-process" alone the ratio is against the warm writer, as figures before 2026-11-24 evening were.
+    raw: { type: "string", default: "both" },
     // Writes each window's requests (JSON lines: verb, resource, status, at, ms; counted rounds
     // only, the others' files are empty) and the operator's output there, to see where a round's
     // time went.
@@ -88,6 +93,11 @@ const { values } = parseArgs({
   },
 });
 const N = Number(values.count);
+if (!["both", "process", "in-process"].includes(values.raw))
+  throw new Error(`--raw: must be both, process or in-process, not ${JSON.stringify(values.raw)}`);
+/** Whether the rounds run the raw writer as a process started at t0 (the floor), in this process (warm). */
+const RAW_PROCESS = values.raw !== "in-process";
+const RAW_WARM = values.raw !== "process";
 const W = Number(values.workers);
 const ROUNDS = Number(values.rounds);
 const STEADY = Number(values["steady-seconds"]);
@@ -301,12 +311,12 @@ function rawInformers(ns: string): Informer<KubeObject>[] {
   });
 }
 
-/** --raw-process: the bundle of raw-writer.ts, built once per run (bundleRawWriter). */
+/** The bundle of raw-writer.ts, built once per run (bundleRawWriter). */
 const RAW_BUNDLE = `${tmp}-raw/raw-writer.js`;
 
 /**
  * Bundles raw-writer.ts (the raw writer and what it imports, as the operator's dist/operator.js
- * bundles the operator) for --raw-process; rolldown is the bundler `make build` uses.
+ * bundles the operator); rolldown is the bundler `make build` uses.
  */
 async function bundleRawWriter(): Promise<void> {
   const { build } = await import("rolldown");
@@ -319,7 +329,7 @@ async function bundleRawWriter(): Promise<void> {
 }
 
 /**
- * --raw-process: the raw writer started as a new process at t0 (raw-writer-main.mjs, the bundle),
+ * The floor: the raw writer started as a new process at t0 (raw-writer-main.mjs, the bundle),
  * as the operator is; resolves with its CPU seconds when it exits. With V8's default heap sizes,
  * as this process has (not the operator's `nodeOptions`): it differs from the in-process raw
  * writer only in starting at t0.
@@ -478,7 +488,8 @@ interface Sample {
   writesAcrossRestart?: number;
 }
 
-async function coldRaw(counted: boolean): Promise<Sample> {
+/** `warm`: the raw writer in this process (the second figure); else its own process, started at t0. */
+async function coldRaw(counted: boolean, warm = false): Promise<Sample> {
   const ns = await freshNamespace(true);
   const watch = await converged(ns);
   const raw = rawClient(counted);
@@ -489,16 +500,17 @@ async function coldRaw(counted: boolean): Promise<Sample> {
   const t0 = performance.now();
   const informers = values["raw-informers"] ? rawInformers(ns) : [];
   let childCpu = 0;
-  if (values["raw-process"]) childCpu = await rawProcess(ns, counted);
-  else await rawWriteAll(raw, ns, W);
+  if (warm) await rawWriteAll(raw, ns, W);
+  else childCpu = await rawProcess(ns, counted);
   await watch.done;
   const seconds = (performance.now() - t0) / 1000;
+  if (counted) await proxy.settled();
   await Promise.all(informers.map((i) => i.stop()));
   const sample = {
     seconds,
     counted,
     ...(counted ? { requests: proxy.stats(), timeline: proxy.timeline() } : {}),
-    // With --raw-process, the raw writer's process and this one (the convergence watch).
+    // Started at t0: the raw writer's process and this one (the convergence watch).
     cpuSeconds: +(benchCpu(cpu0) + childCpu).toFixed(2),
     controlPlaneCpuSeconds: controlPlaneSince(cp0),
     machineCpuSeconds: +(machineCpu() - m0).toFixed(2),
@@ -524,6 +536,7 @@ async function coldOperator(counted: boolean, last = false): Promise<Sample> {
   });
   await unlessExited(op, watch.done);
   const seconds = (performance.now() - t0) / 1000;
+  if (counted) await proxy.settled();
   const requests = counted ? proxy.stats() : undefined;
   const timeline = counted ? proxy.timeline() : undefined;
   const cpu = cpuSeconds(op.child.pid);
@@ -597,6 +610,7 @@ async function liveOperator(counted: boolean): Promise<Sample> {
   await unlessExited(op, watch.done);
   const seconds = (performance.now() - t0) / 1000;
   const machineCpuSeconds = +(machineCpu() - m0).toFixed(2);
+  if (counted) await proxy.settled();
   const requests = counted ? proxy.stats() : undefined;
   const timeline = counted ? proxy.timeline() : undefined;
   const cpu = cpuSeconds(op.child.pid) - cpu0;
@@ -621,9 +635,10 @@ const median = (xs: number[]) => {
 };
 
 /** The timed rounds' figures; `counted`: the counted pair, when it ran apart from them. */
-function summary(raw: Sample[], op: Sample[], counted?: { raw: Sample; op: Sample }) {
+function summary(raw: Sample[], op: Sample[], counted?: { raw: Sample; op: Sample }, warm: Sample[] = []) {
   const r = median(raw.map((s) => s.seconds));
   const o = median(op.map((s) => s.seconds));
+  const w = warm.length ? median(warm.map((s) => s.seconds)) : undefined;
   const countedRaw = counted?.raw ?? raw.at(-1);
   const countedOp = counted?.op ?? op.at(-1);
   return {
@@ -634,6 +649,17 @@ function summary(raw: Sample[], op: Sample[], counted?: { raw: Sample; op: Sampl
     rawMedian: +r.toFixed(1),
     operatorMedian: +o.toFixed(1),
     ratio: +(o / r).toFixed(2),
+    // The second figure: against the raw writer run in this already running process (warm).
+    ...(w === undefined
+      ? {}
+      : {
+          warmRawSeconds: warm.map((s) => +s.seconds.toFixed(1)),
+          warmRawMedian: +w.toFixed(1),
+          ratioToWarmRaw: +(o / w).toFixed(2),
+          warmRawCpuSeconds: warm.map((s) => s.cpuSeconds),
+          warmRawMachineCpuSeconds: warm.map((s) => s.machineCpuSeconds),
+          warmRawControlPlaneCpuSeconds: warm.map((s) => s.controlPlaneCpuSeconds),
+        }),
     // The counted pair's own times (through the proxy; one round each, so no median).
     countedPair: counted && {
       rawSeconds: +counted.raw.seconds.toFixed(1),
@@ -710,7 +736,7 @@ async function main() {
   if (!existsSync(`${root}dist/main.js`)) throw new Error("dist/main.js missing: run `make build` first");
   await earlierRunsDeleted();
   await installCrds();
-  if (values["raw-process"]) await bundleRawWriter();
+  if (RAW_PROCESS) await bundleRawWriter();
   await proxy.start();
   const cleanup = async () => {
     await proxy.stop();
@@ -729,34 +755,38 @@ async function main() {
       return;
     }
     const everyRound = values["count-every-round"];
+    // raw: the floor's rounds (the raw writer started at t0, or the warm one with --raw in-process);
+    // warm: the warm raw writer's, when both run.
     const raw: Sample[] = [];
     const op: Sample[] = [];
+    const warm: Sample[] = [];
     for (let r = 0; r < ROUNDS; r++) {
       const last = r === ROUNDS - 1;
-      // Alternate the order so neither side always runs on a warmer (or busier) apiserver.
-      if (r % 2 === 0) {
-        raw.push(await coldRaw(everyRound));
-        op.push(await coldOperator(everyRound, last));
-      } else {
-        op.push(await coldOperator(everyRound, last));
-        raw.push(await coldRaw(everyRound));
-      }
+      const sides = [
+        async () => raw.push(await coldRaw(everyRound, !RAW_PROCESS)),
+        async () => op.push(await coldOperator(everyRound, last)),
+        ...(RAW_PROCESS && RAW_WARM ? [async () => warm.push(await coldRaw(everyRound, true))] : []),
+      ];
+      // Rotate the order so no side always runs first, on a warmer (or busier) API server.
+      for (let i = 0; i < sides.length; i++) await sides[(r + i) % sides.length]!();
+      const rounds = [raw.at(-1)!, op.at(-1)!, ...(warm.length ? [warm.at(-1)!] : [])];
       console.error(
-        `round ${r + 1}: raw ${raw.at(-1)?.seconds.toFixed(1)} s, operator ${op.at(-1)?.seconds.toFixed(1)} s`,
+        `round ${r + 1}: raw ${raw.at(-1)?.seconds.toFixed(1)} s, operator ${op.at(-1)?.seconds.toFixed(1)} s` +
+          (warm.length ? `, warm raw ${warm.at(-1)?.seconds.toFixed(1)} s` : ""),
         JSON.stringify({
           raw: raw.at(-1)?.timeline,
           operator: op.at(-1)?.timeline,
-          cpu: [raw.at(-1)?.cpuSeconds, op.at(-1)?.cpuSeconds],
+          cpu: rounds.map((s) => s.cpuSeconds),
           harnessCpu: op.at(-1)?.harnessCpuSeconds,
-          machineCpu: [raw.at(-1)?.machineCpuSeconds, op.at(-1)?.machineCpuSeconds],
+          machineCpu: rounds.map((s) => s.machineCpuSeconds),
           operatorStartCpu: op.at(-1)?.startCpuSeconds,
-          controlPlaneCpu: [raw.at(-1)?.controlPlaneCpuSeconds, op.at(-1)?.controlPlaneCpuSeconds],
+          controlPlaneCpu: rounds.map((s) => s.controlPlaneCpuSeconds),
         }),
       );
     }
     let counted: { raw: Sample; op: Sample } | undefined;
     if (!everyRound) {
-      counted = { raw: await coldRaw(true), op: await coldOperator(true, true) };
+      counted = { raw: await coldRaw(true, !RAW_PROCESS), op: await coldOperator(true, true) };
       console.error(
         `counted pair (through the proxy): raw ${counted.raw.seconds.toFixed(1)} s, operator ${counted.op.seconds.toFixed(1)} s`,
         JSON.stringify({ raw: counted.raw.timeline, operator: counted.op.timeline }),
@@ -768,7 +798,11 @@ async function main() {
       workers: W,
       nodeOptions: NODE_OPTIONS,
       rounds: ROUNDS,
-      cold: summary(raw, op, counted),
+      // The floor: the raw writer started at t0 as a process of its own (or --raw in-process).
+      floor: RAW_PROCESS
+        ? "raw writer started at t0 (its own process)"
+        : "raw writer in the benchmark's process (warm)",
+      cold: summary(raw, op, counted, warm),
       steadyStateSeconds: STEADY,
       steadyWrites: countedOp?.steadyWrites,
       writesAcrossRestart: countedOp?.writesAcrossRestart,
