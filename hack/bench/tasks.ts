@@ -7,8 +7,9 @@
 // tasks (for their uids), then per task the ConfigMap, the CronJob with its ownerReference and
 // the status. The floor is that raw writer started as a new process at t0, as the operator is
 // (raw-writer.ts, bundled and started as dist/ is): both sides start cold. Each round also runs
-// it inside this already running process (warm: modules loaded, code compiled and optimized by
-// earlier rounds), the second figure, `ratioToWarmRaw`. The three sides rotate their order from
+// it inside this already running process (warm: modules loaded, connections open, the API's
+// discovery cached, code compiled and optimized by earlier rounds), the second figure,
+// `ratioToWarmRaw`. The three sides rotate their order from
 // round to round and the rounds repeat; medians are quoted. `--raw process|in-process` runs one.
 // In these timed rounds both talk to the API server as the operator does in a cluster: over TLS,
 // with the kubeconfig's credentials. Then one counted pair (raw, then operator) runs again with
@@ -510,7 +511,7 @@ async function coldRaw(counted: boolean, warm = false): Promise<Sample> {
     seconds,
     counted,
     ...(counted ? { requests: proxy.stats(), timeline: proxy.timeline() } : {}),
-    // Started at t0: the raw writer's process and this one (the convergence watch).
+    // This process's (the convergence watch, and the warm writer), plus the floor writer's process.
     cpuSeconds: +(benchCpu(cpu0) + childCpu).toFixed(2),
     controlPlaneCpuSeconds: controlPlaneSince(cp0),
     machineCpuSeconds: +(machineCpu() - m0).toFixed(2),
