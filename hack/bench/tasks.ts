@@ -30,7 +30,7 @@
 // concurrency; against a raw writer that creates each task and then writes its children and status.
 //
 //   KUBECONFIG=... npm run bench:tasks -- --count 1000 [--workers 4] [--rounds 3] [--live] [--operator-only]
-//     [--count-every-round] [--raw both|process|in-process] [--raw-informers] [--trace DIR]
+//     [--count-every-round] [--raw both|process|in-process] [--raw-informers] [--clean-between] [--trace DIR]
 // (builds dist/ first; `node hack/bench/tasks.ts ...` runs the dist/ as it is)
 // Schedules are yearly, so no pod runs: the figures are the control loop's. The machine may be
 // shared: compare the ratios of one run, not absolute times across runs.
@@ -79,6 +79,10 @@ const { values } = parseArgs({
     // ConfigMaps (metadata only) and CronJobs, as the operator does. What a controller pays to
     // watch, apart from what it does with the events.
     "raw-informers": { type: "boolean", default: false },
+    // After each timed side, its namespace (N tasks and their children) is deleted and waited
+    // for, so that every side starts on the same stored state, instead of on all the earlier
+    // sides' objects (at 10,000 the API server's CPU per round grew with them).
+    "clean-between": { type: "boolean", default: false },
     // Which raw writers run in each round: "process" (the floor: a new process started at t0,
     // bundled and started with the module compile cache as the operator is), "in-process" (in
     // this already running process: warm, the second figure), or "both" (the default). With
@@ -253,6 +257,18 @@ async function freshNamespace(seedTasks: boolean): Promise<string> {
   await client.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels: owner } });
   if (seedTasks) await pool(N, 16, (i) => client.apply(taskObj(ns, i)));
   return ns;
+}
+
+/** Deletes `ns` and waits until it is gone (its objects deleted by the namespace controller). */
+async function deleteNamespace(ns: string): Promise<void> {
+  const t0 = performance.now();
+  await client.delete("v1", "Namespace", "", ns);
+  while (await client.get("v1", "Namespace", "", ns)) {
+    if (performance.now() - t0 > 900_000) throw new Error(`namespace ${ns} still there after 15 minutes`);
+    await sleep(1000);
+  }
+  namespaces.splice(namespaces.indexOf(ns), 1);
+  console.error(`deleted ${ns} in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
 }
 
 /** Resolves when every task of `ns` is Running and N CronJobs exist, as two watches see it. */
@@ -769,7 +785,10 @@ async function main() {
         ...(RAW_PROCESS && RAW_WARM ? [async () => warm.push(await coldRaw(everyRound, true))] : []),
       ];
       // Rotate the order so no side always runs first, on a warmer (or busier) API server.
-      for (let i = 0; i < sides.length; i++) await sides[(r + i) % sides.length]!();
+      for (let i = 0; i < sides.length; i++) {
+        await sides[(r + i) % sides.length]!();
+        if (values["clean-between"]) await deleteNamespace(namespaces.at(-1)!);
+      }
       const rounds = [raw.at(-1)!, op.at(-1)!, ...(warm.length ? [warm.at(-1)!] : [])];
       console.error(
         `round ${r + 1}: raw ${raw.at(-1)?.seconds.toFixed(1)} s, operator ${op.at(-1)?.seconds.toFixed(1)} s` +
