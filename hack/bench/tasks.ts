@@ -9,8 +9,8 @@
 // (raw-writer.ts, bundled and started as dist/ is): both sides start cold. Each round also runs
 // it inside this already running process (warm: modules loaded, connections open, the API's
 // discovery cached, code compiled and optimized by earlier rounds), the second figure,
-// `ratioToWarmRaw`. The three sides rotate their order from
-// round to round and the rounds repeat; medians are quoted. `--raw process|in-process` runs one.
+// `ratioToWarmRaw`. The three sides rotate their order from round to round and the rounds
+// repeat; medians are quoted. `--raw process|in-process` runs one of the raw writers.
 // In these timed rounds both talk to the API server as the operator does in a cluster: over TLS,
 // with the kubeconfig's credentials. Then one counted pair (raw, then operator) runs again with
 // every request going through a counting proxy (hack/bench/proxy.ts): verbs, 404s, latency, the
@@ -100,8 +100,9 @@ const { values } = parseArgs({
 const N = Number(values.count);
 if (!["both", "process", "in-process"].includes(values.raw))
   throw new Error(`--raw: must be both, process or in-process, not ${JSON.stringify(values.raw)}`);
-/** Whether the rounds run the raw writer as a process started at t0 (the floor), in this process (warm). */
+/** Whether the rounds run the raw writer as a process started at t0 (the floor). */
 const RAW_PROCESS = values.raw !== "in-process";
+/** Whether the rounds run the raw writer in this process (warm). */
 const RAW_WARM = values.raw !== "process";
 const W = Number(values.workers);
 const ROUNDS = Number(values.rounds);
