@@ -21,13 +21,13 @@ import { createServer } from "node:net";
 import { parseArgs } from "node:util";
 import { KubeConfig } from "@kubernetes/client-node";
 import { parse } from "yaml";
-import { scheduledTaskSpecSchema } from "../../src/api/v1alpha1/scheduledtask.ts";
 import { silentLogger } from "../../src/log.ts";
 import { RealKubeClient } from "../../src/runtime/client.ts";
 import { Informer } from "../../src/runtime/informer.ts";
 import { KubeListWatch } from "../../src/runtime/listwatch.ts";
 import { KubeTransport } from "../../src/runtime/rest.ts";
 import type { KubeObject } from "../../src/runtime/types.ts";
+import { pool, spec, TASK_KIND } from "./raw-write.ts";
 
 const { values } = parseArgs({
   options: {
@@ -99,15 +99,6 @@ function startOperator(ns: string, port = 0): ChildProcess {
   );
 }
 
-async function pool(n: number, workers: number, fn: (i: number) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: workers }, async () => {
-      while (next < n) await fn(next++);
-    }),
-  );
-}
-
 const controller = (o: KubeObject) => o.metadata.ownerReferences?.find((r) => r.controller)?.uid;
 
 /** What the namespace holds, as two watches see it: CronJobs and Running tasks, by name. */
@@ -125,16 +116,7 @@ async function watchProgress(ns: string) {
     status: { phase: (o.status as { phase?: string } | undefined)?.phase },
   });
   const tasks = new Informer({
-    source: new KubeListWatch(
-      transport,
-      {
-        apiVersion: "cronscale.io/v1alpha1",
-        kind: "ScheduledTask",
-        plural: "scheduledtasks",
-        namespaced: true,
-      },
-      ns,
-    ),
+    source: new KubeListWatch(transport, { ...TASK_KIND, plural: "scheduledtasks", namespaced: true }, ns),
     log: silentLogger(),
     transform: small,
   });
@@ -176,19 +158,9 @@ async function waitUntil(ms: number, until: () => boolean): Promise<void> {
 async function main() {
   const ns = `chaos-${randomBytes(3).toString("hex")}`;
   await client.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
-  const spec = scheduledTaskSpecSchema.parse({
-    schedule: "0 0 1 1 *",
-    language: "Bash",
-    plan: "Micro",
-    script: "echo hi",
-  });
+  const taskSpec = spec();
   await pool(N, 16, (i) =>
-    client.apply({
-      apiVersion: "cronscale.io/v1alpha1",
-      kind: "ScheduledTask",
-      metadata: { name: `t${i}`, namespace: ns },
-      spec,
-    }),
+    client.apply({ ...TASK_KIND, metadata: { name: `t${i}`, namespace: ns }, spec: taskSpec }),
   );
   const progress = await watchProgress(ns);
   const t0 = performance.now();
@@ -224,7 +196,7 @@ async function main() {
   op.kill("SIGTERM");
   await new Promise((r) => op.once("exit", r));
 
-  const tasks = await client.list("cronscale.io/v1alpha1", "ScheduledTask", ns);
+  const tasks = await client.list(TASK_KIND.apiVersion, TASK_KIND.kind, ns);
   const uids = new Map(tasks.map((t) => [t.metadata.uid, t.metadata.name]));
   const cronJobs = await client.list("batch/v1", "CronJob", ns);
   const configMaps = (await client.list("v1", "ConfigMap", ns)).filter((c) =>

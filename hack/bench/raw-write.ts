@@ -2,7 +2,8 @@
 // needs (the script ConfigMap, the CronJob with its ownerReference, the status), built by the
 // controller's own functions, and nothing else. tasks.ts runs it bundled in a process of its own
 // (raw-writer-main.mjs), started at t0 as the operator is: the floor; and in its own, already
-// running process: the warm raw writer, the second figure.
+// running process: the warm raw writer, the second figure. The benchmarks' yearly task spec, the
+// ScheduledTask kind and `pool` are shared with chaos-kill.ts.
 import { API_VERSION } from "../../src/api/v1alpha1/kind.ts";
 import { type ScheduledTask, scheduledTaskSpecSchema } from "../../src/api/v1alpha1/scheduledtask.ts";
 import { DEFAULT_TASK_CONTROLLER_CONFIG } from "../../src/controllers/scheduledtask/config.ts";
