@@ -1,11 +1,12 @@
 import { randomBytes } from "node:crypto";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply } from "fastify";
 import { GraphQLError, getNullableType, isListType } from "graphql";
 import { getComplexity } from "graphql-query-complexity";
 import mercurius, { type IResolvers, type MercuriusLoaders } from "mercurius";
 import { covers } from "../auth/scopes.ts";
 import type { DB } from "../db/database.ts";
 import type { RateLimiter } from "../http/ratelimit.ts";
+import type { Ctx } from "./context.ts";
 import { SDL } from "./schema.ts";
 import { WEBHOOK_SDL, webhookResolvers } from "./webhooks.ts";
 
@@ -19,8 +20,6 @@ import { WEBHOOK_SDL, webhookResolvers } from "./webhooks.ts";
 export const MAX_COST = 1000;
 export const MAX_DEPTH = 8;
 const LIST_GUESS = 10;
-
-export type Ctx = { reply: { request: FastifyRequest } };
 
 export async function installGraphql(
   app: FastifyInstance,

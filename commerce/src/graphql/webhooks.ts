@@ -1,6 +1,6 @@
 import type { MercuriusLoaders } from "mercurius";
 import type { DB } from "../db/database.ts";
-import type { Ctx } from "./index.ts";
+import type { Ctx } from "./context.ts";
 
 // The webhook delivery log over GraphQL: the list and one delivery run the REST handlers
 // (`GET /webhook-deliveries…`, scope webhooks:read), the replay runs `POST …/{id}/replay`

@@ -3,7 +3,7 @@ import type { Config } from "../config.ts";
 import type { DB } from "../db/database.ts";
 import type { ShippingAddress } from "../db/schema.ts";
 import { invalidField } from "../http/problem.ts";
-import { adjustLevel } from "../routes/inventory.ts";
+import { adjustLevel } from "../inventory/levels.ts";
 import type { Outbox } from "../webhooks/outbox.ts";
 import { shippingOf, totals } from "./pricing.ts";
 

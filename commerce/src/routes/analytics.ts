@@ -1,8 +1,8 @@
 import { sql } from "kysely";
 import { z } from "zod";
+import type { Api, Ctx } from "../http/context.ts";
 import { invalidField } from "../http/problem.ts";
 import { SOLD } from "../orders/pricing.ts";
-import type { Api, Ctx } from "./index.ts";
 
 // Analytics computed in SQL over a date range (days in the store's timezone, both ends included).
 // An order counts as a sale while it is paid, fulfilled, shipped or delivered (not pending,

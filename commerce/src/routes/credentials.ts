@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { randomToken, sha256 } from "../auth/secrets.ts";
+import type { Api, Ctx } from "../http/context.ts";
 import { notFound } from "../http/problem.ts";
 import { idParam, timestamp } from "./common.ts";
-import type { Api, Ctx } from "./index.ts";
 import { grantableScopes } from "./oauth.ts";
 
 // API keys and OAuth clients, managed with a credential that has every scope (the operator's key).

@@ -2,12 +2,12 @@ import { randomUUID } from "node:crypto";
 import { sql, type Transaction } from "kysely";
 import { z } from "zod";
 import type { Database } from "../db/schema.ts";
+import type { Api, Ctx } from "../http/context.ts";
 import { ifMatchVersion, setEtag, versionMismatch } from "../http/etag.ts";
 import { keyset, page, pageOf, pageQuery } from "../http/pagination.ts";
 import { notFound, Problem } from "../http/problem.ts";
 import type { Outbox } from "../webhooks/outbox.ts";
 import { idParam, ifMatchHeader, timestamp } from "./common.ts";
-import type { Api, Ctx } from "./index.ts";
 
 // Customers. Registering one emits CustomerRegistered; the email is unique (case-insensitive).
 

@@ -4,7 +4,7 @@ import { GRANTABLE } from "../auth/scopes.ts";
 import { sameSecret, sha256 } from "../auth/secrets.ts";
 import type { TokenService } from "../auth/tokens.ts";
 import type { DB } from "../db/database.ts";
-import type { Api } from "./index.ts";
+import type { Api } from "../http/context.ts";
 
 // OAuth 2.0 client credentials grant (RFC 6749 §4.4) at POST /oauth/token, client authentication
 // by HTTP Basic (client_secret_basic) or in the form body (client_secret_post); the JWKS of the

@@ -1,18 +1,18 @@
 import { z } from "zod";
-import type { DB } from "../db/database.ts";
 import { ORDER_STATUSES } from "../db/schema.ts";
+import { DEFAULT_STORE } from "../db/seed.ts";
+import type { Api, Ctx } from "../http/context.ts";
 import { setEtag } from "../http/etag.ts";
-import { keyset, page, pageOf, pageQuery } from "../http/pagination.ts";
-import { notFound } from "../http/problem.ts";
+import { pageOf, pageQuery } from "../http/pagination.ts";
 import { shippingAddressSchema } from "../orders/address.ts";
 import { placeOrder } from "../orders/place.ts";
+import { getOrder, listOrders, ORDER_SORTS } from "../orders/read.ts";
 import { currencyCode, idParam, timestamp } from "./common.ts";
-import type { Api, Ctx } from "./index.ts";
-import { DEFAULT_STORE } from "./products.ts";
 
-// Orders (placing one: orders/place.ts): lines priced from the catalogue, tax from the localization settings, shipping from the
-// configured methods, stock taken in the same transaction, status history from `pending`. Status
-// changes and payments: order-status.ts.
+// The orders resource: placing one (orders/place.ts: lines priced from the catalogue, tax from the
+// localization settings, shipping from the configured methods, stock taken in the same
+// transaction, status history from `pending`) and reading them (orders/read.ts). Status changes
+// and payments: order-status.ts.
 
 const tags = ["orders"];
 const orderIn = z.object({
@@ -90,37 +90,12 @@ export const orderOut = z.object({
     }),
   ),
 });
-type OrderOut = z.output<typeof orderOut>;
-const listQuery = pageQuery(["createdAt", "totalMinor"] as const).extend({
+const listQuery = pageQuery(ORDER_SORTS).extend({
   status: z.enum(ORDER_STATUSES).optional(),
   customerId: z.string().max(100).optional(),
   createdFrom: z.iso.datetime({ offset: true }).optional().describe("Created at or after (RFC 3339)."),
   createdTo: z.iso.datetime({ offset: true }).optional().describe("Created before (RFC 3339)."),
 });
-const SORT = { createdAt: ["createdAt", "timestamptz"], totalMinor: ["totalMinor", "int8"] } as const;
-
-/** Orders with lines and history (two queries for any number of orders). */
-export async function loadOrders(db: DB, ids: string[]): Promise<OrderOut[]> {
-  if (!ids.length) return [];
-  const [orders, lines, history] = await Promise.all([
-    db.selectFrom("orders").selectAll().where("id", "in", ids).execute(),
-    db.selectFrom("orderLines").selectAll().where("orderId", "in", ids).orderBy("position").execute(),
-    db.selectFrom("orderStatusHistory").selectAll().where("orderId", "in", ids).orderBy("id").execute(),
-  ]);
-  const byId = new Map(
-    orders.map((o) => [o.id, { ...o, lines: [] as OrderOut["lines"], history: [] as OrderOut["history"] }]),
-  );
-  for (const l of lines) byId.get(l.orderId)?.lines.push(l);
-  for (const h of history)
-    byId.get(h.orderId)?.history.push({ from: h.fromStatus, to: h.toStatus, note: h.note, at: h.at });
-  return ids.flatMap((id) => byId.get(id) ?? []);
-}
-
-export async function getOrder(db: DB, id: string): Promise<OrderOut> {
-  const [o] = await loadOrders(db, [id]);
-  if (!o) throw notFound("order", id);
-  return o;
-}
 
 export async function orderRoutes(api: Api, { db, config, outbox }: Ctx): Promise<void> {
   api.get(
@@ -129,29 +104,7 @@ export async function orderRoutes(api: Api, { db, config, outbox }: Ctx): Promis
       config: { scope: "orders:read" },
       schema: { tags, querystring: listQuery, response: { 200: pageOf(orderOut) } },
     },
-    async (req) => {
-      const q = req.query;
-      const [column, type] = SORT[q.sort.replace(/^-/, "") as keyof typeof SORT];
-      const ks = keyset(`orders.${column}`, "orders.id", type, q.sort, q.cursor);
-      let query = db.selectFrom("orders").select(["id", ks.cursorValue.as("cursorValue")]);
-      if (ks.where) query = query.where(ks.where);
-      if (q.status) query = query.where("status", "=", q.status);
-      if (q.customerId) query = query.where("customerId", "=", q.customerId);
-      if (q.createdFrom) query = query.where("createdAt", ">=", new Date(q.createdFrom));
-      if (q.createdTo) query = query.where("createdAt", "<", new Date(q.createdTo));
-      const rows = await query
-        .orderBy(ks.orderBy)
-        .limit(q.limit + 1)
-        .execute();
-      const p = page(rows, q.limit, q.sort);
-      return {
-        data: await loadOrders(
-          db,
-          p.rows.map((r) => r.id),
-        ),
-        nextCursor: p.nextCursor,
-      };
-    },
+    async (req) => listOrders(db, req.query),
   );
 
   api.get(

@@ -3,11 +3,12 @@ import { sql } from "kysely";
 import { z } from "zod";
 import { productChanged } from "../cache/products.ts";
 import { maxProducts } from "../config.ts";
+import { DEFAULT_STORE } from "../db/seed.ts";
+import type { Api, Ctx } from "../http/context.ts";
 import { ifMatchVersion, setEtag, versionMismatch } from "../http/etag.ts";
 import { keyset, page, pageOf, pageQuery } from "../http/pagination.ts";
 import { invalidField, notFound, Problem } from "../http/problem.ts";
 import { idParam, ifMatchHeader } from "./common.ts";
-import type { Api, Ctx } from "./index.ts";
 import { getProduct, productIn, productOut, productPatch, withVariants } from "./product-model.ts";
 
 // Products with their variants (SKU, price in minor units and currency). Creating a product also
@@ -15,7 +16,6 @@ import { getProduct, productIn, productOut, productPatch, withVariants } from ".
 // checked under a lock, so concurrent creations cannot overshoot it.
 
 const tags = ["products"];
-export const DEFAULT_STORE = "default";
 
 const listQuery = pageQuery(["createdAt", "updatedAt", "title"] as const).extend({
   status: z.enum(["active", "draft", "archived"]).optional(),

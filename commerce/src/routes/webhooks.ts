@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
+import type { Api, Ctx } from "../http/context.ts";
 import { keyset, page, pageOf, pageQuery } from "../http/pagination.ts";
 import { notFound, Problem } from "../http/problem.ts";
 import { idParam, timestamp } from "./common.ts";
-import type { Api, Ctx } from "./index.ts";
 
 // The webhook delivery log (every delivery and its attempts), manual replay, and the endpoints'
 // state (an endpoint that answered 410 Gone is disabled until enabled again here).

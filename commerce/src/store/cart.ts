@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import type { DB } from "../db/database.ts";
-import { DEFAULT_STORE } from "../routes/products.ts";
+import { DEFAULT_STORE } from "../db/seed.ts";
 
 // A session's cart: variant and quantity rows in PostgreSQL (store_cart_lines). Prices and stock
 // are read live each time, so the cart shows what the order will charge; the order itself takes

@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import type { DB } from "../db/database.ts";
-import { DEFAULT_STORE } from "../routes/products.ts";
+import { DEFAULT_STORE } from "../db/seed.ts";
 
 // The catalogue as the store reads it: active products only. Search is PostgreSQL full-text
 // search over title and description through the GIN index of migration 0004 (every word a

@@ -2,7 +2,7 @@ import { hash, verify } from "@node-rs/argon2";
 import { sql } from "kysely";
 import { Problem } from "../http/problem.ts";
 import { insertCustomer, isUniqueViolation } from "../routes/customers.ts";
-import type { Store } from "./index.ts";
+import type { Store } from "./context.ts";
 import type { StoreSession } from "./session.ts";
 
 // Store customers: accounts (an Argon2id password hash beside the customer row) and the customer

@@ -1,48 +1,21 @@
 import cookie from "@fastify/cookie";
 import csrf from "@fastify/csrf-protection";
 import formbody from "@fastify/formbody";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { Config } from "../config.ts";
-import type { DB } from "../db/database.ts";
-import type { Outbox } from "../webhooks/outbox.ts";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { cartCount } from "./cart.ts";
-import { type Locale, localeOf } from "./locale.ts";
+import type { Store, StoreDeps } from "./context.ts";
+import { localeOf } from "./locale.ts";
 import { accountRoutes } from "./routes-account.ts";
 import { cartRoutes } from "./routes-cart.ts";
 import { catalogRoutes } from "./routes-catalog.ts";
 import { loadSession, type StoreSession } from "./session.ts";
-import { renderPage, type VNode } from "./views/html.ts";
+import { renderPage } from "./views/html.ts";
 import { ErrorBody, Layout, type PageCtx } from "./views/layout.ts";
 import { CSS, CSS_PATH } from "./views/style.ts";
 
 // The store frontend on the platform host: server-rendered pages (no client script at all, so a
 // CSP of script-src 'none'), forms with CSRF tokens, sessions and carts in PostgreSQL. Its cookie,
 // form and CSRF plugins live in this scope only; the API beside it is untouched.
-
-export interface StoreDeps {
-  db: DB;
-  config: Config;
-  outbox: Outbox;
-}
-
-export interface Store extends StoreDeps {
-  loc: Locale;
-  /** The request's session (loaded once per request). */
-  session(req: FastifyRequest): StoreSession | undefined;
-  setSession(req: FastifyRequest, s: StoreSession | undefined): void;
-  /** Sends a whole page. */
-  page(
-    req: FastifyRequest,
-    reply: FastifyReply,
-    title: string,
-    body: (ctx: PageCtx) => VNode,
-    opts?: PageOpts,
-  ): Promise<void>;
-}
-interface PageOpts {
-  status?: number;
-  q?: string;
-}
 
 const CSP = [
   "default-src 'none'",

@@ -1,15 +1,15 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
+import { DEFAULT_STORE } from "../db/seed.ts";
 import { Problem } from "../http/problem.ts";
 import { shippingAddressSchema } from "../orders/address.ts";
 import { payOrder } from "../orders/pay.ts";
 import { placeOrder } from "../orders/place.ts";
 import { shippingOf } from "../orders/pricing.ts";
-import { getOrder } from "../routes/orders.ts";
-import { DEFAULT_STORE } from "../routes/products.ts";
+import { getOrder } from "../orders/read.ts";
 import { addToCart, type CartLine, cartLines, clearCart, setQuantity } from "./cart.ts";
+import type { Store } from "./context.ts";
 import { checkoutCustomer } from "./customers.ts";
-import type { Store } from "./index.ts";
 import { formErrors, orderRefusal } from "./locale.ts";
 import { quote, shippingCountries, shippingOptions } from "./quote.ts";
 import { ensureSession } from "./session.ts";

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { decodeCursor, getProduct, listProducts } from "./catalog.ts";
-import type { Store } from "./index.ts";
+import type { Store } from "./context.ts";
 import { HomeBody, ListingBody, ProductBody } from "./views/catalog.ts";
 import { ErrorBody } from "./views/layout.ts";
 
