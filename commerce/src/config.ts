@@ -158,6 +158,8 @@ const envSchema = z
       .optional()
       .describe("Overrides the plan's rate; `unlimited` turns limiting off (benchmarks)."),
     COMMERCE_WEBHOOK_ALLOWED_CIDRS: cidrList,
+    COMMERCE_WEBHOOK_DB_POOL_SIZE: z.coerce.number().int().min(1).max(50).default(4),
+    COMMERCE_WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(128).default(16),
     COMMERCE_ADMIN_ALLOWED_CIDRS: cidrList.describe(
       "Client networks allowed on the admin host (empty: all).",
     ),

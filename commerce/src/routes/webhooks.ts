@@ -129,7 +129,7 @@ export async function webhookRoutes(api: Api, { db, outbox }: Ctx): Promise<void
             updatedAt: now,
           })
           .execute();
-        await outbox.enqueue?.(trx, [nid]);
+        await outbox.enqueue?.(trx, [{ id: nid, webhook: d.webhook }]);
         return nid;
       });
       const d = await base().where("d.id", "=", id).executeTakeFirstOrThrow();

@@ -17,10 +17,16 @@ export const EVENT_TYPES: Record<WebhookEventName, string> = {
   CustomerRegistered: "customer.registered",
 };
 
+/** A delivery to enqueue: its id and its webhook (the endpoint whose concurrency it counts against). */
+export interface Enqueued {
+  id: string;
+  webhook: string;
+}
+
 /** Called after the rows are written, inside the same transaction (the worker's wake-up). */
 export type EnqueueHook = (
   trx: Transaction<Database>,
-  deliveryIds: string[],
+  deliveries: Enqueued[],
   startAfter?: Date,
 ) => Promise<void>;
 
@@ -67,10 +73,7 @@ export class Outbox {
       updatedAt: now,
     }));
     await trx.insertInto("webhookDeliveries").values(deliveries).execute();
-    await this.enqueue?.(
-      trx,
-      deliveries.map((d) => d.id),
-    );
+    await this.enqueue?.(trx, deliveries);
     return id;
   }
 }

@@ -1,4 +1,6 @@
-import { sql, type Transaction } from "kysely";
+import { createHash } from "node:crypto";
+import { CamelCasePlugin, Kysely, PostgresDialect, sql, type Transaction } from "kysely";
+import pg from "pg";
 import { fromKysely, PgBoss } from "pg-boss";
 import client from "prom-client";
 import type { Config } from "../config.ts";
@@ -6,7 +8,7 @@ import type { DB } from "../db/database.ts";
 import type { Database } from "../db/schema.ts";
 import { Mailer, type MailKind } from "../email/mailer.ts";
 import { type Cidr, parseCidrs } from "./destination.ts";
-import type { Outbox } from "./outbox.ts";
+import type { Enqueued, Outbox } from "./outbox.ts";
 import { sendOnce, signerFor } from "./send.ts";
 
 // Delivery of the outbox through pg-boss: each attempt is a job, inserted in the transaction that
@@ -14,6 +16,11 @@ import { sendOnce, signerFor } from "./send.ts";
 // without a job. A pod dying mid-attempt leaves an active job that pg-boss expires and retries.
 // Our delivery row keeps the schedule: backoff with jitter over about three days, Retry-After
 // honoured on 429/503, 410 disables the endpoint, the same webhook-id on every attempt.
+//
+// The loop is our own on pg-boss's fetch rather than its work(): work() sleeps its polling interval
+// after every batch and a batch waits for its slowest receiver. Here the commit's NOTIFY wakes a
+// fetch at once, each attempt runs on its own, and each endpoint (the job's group) has at most
+// COMMERCE_WEBHOOK_CONCURRENCY attempts active. The worker's statements use a pool of its own.
 
 export const QUEUE = "webhook-delivery";
 export const MAIL_QUEUE = "transactional-mail";
@@ -35,27 +42,65 @@ export function nextDelaySeconds(
 }
 
 export interface WorkerOptions {
+  /** Fallback poll (seconds): due retries, and wake-ups missed while the listener was down. */
   pollingIntervalSeconds?: number;
   registry?: client.Registry;
 }
 
+/** Deliveries one process has in flight at most, over all endpoints. */
+export const MAX_IN_FLIGHT = 128;
+
+/** pg-boss's NOTIFY channel for schema `pgboss` (its `notifyChannelSql`: sha224 of the schema name). */
+const BOSS_SCHEMA = "pgboss";
+const BOSS_CHANNEL = `pgboss_${createHash("sha224").update(BOSS_SCHEMA).digest("hex").slice(0, 24)}`;
+
+type Job = { id: string; retryCount: number; data: { deliveryId: string }; groupId?: string | null };
+
 export class WebhookWorker {
-  private readonly db: DB;
   private readonly config: Config;
+  /** The worker's own pool (COMMERCE_WEBHOOK_DB_POOL_SIZE): pg-boss and the attempts share it, the API does not. */
+  private readonly pool: pg.Pool;
+  private readonly db: DB;
   private readonly boss: PgBoss;
   private readonly allowed: Cidr[];
   private readonly outcomes?: client.Counter<"outcome">;
   private readonly options: WorkerOptions;
-
+  private readonly perEndpoint: number;
   private readonly mailer?: Mailer;
 
-  constructor(db: DB, config: Config, options: WorkerOptions = {}) {
-    this.db = db;
-    this.mailer = Mailer.from(db, config);
+  private listener?: pg.Client;
+  private poll?: NodeJS.Timeout;
+  private running = false;
+  private stopped = false;
+  private fetching = false;
+  private again = false;
+  /** Set when a fetch may have left due jobs behind (it came back full): fetch again as slots free. */
+  private more = false;
+  private readonly inFlight = new Map<string, number>();
+  private total = 0;
+  private readonly settled = new Set<Promise<void>>();
+
+  constructor(apiDb: DB, config: Config, options: WorkerOptions = {}) {
+    this.mailer = Mailer.from(apiDb, config);
     this.config = config;
     this.options = options;
+    this.perEndpoint = config.COMMERCE_WEBHOOK_CONCURRENCY;
     this.allowed = parseCidrs(config.COMMERCE_WEBHOOK_ALLOWED_CIDRS);
-    this.boss = new PgBoss({ connectionString: config.databaseUrl, schema: "pgboss", max: 3 });
+    this.pool = new pg.Pool({
+      connectionString: config.databaseUrl,
+      max: config.COMMERCE_WEBHOOK_DB_POOL_SIZE,
+      idleTimeoutMillis: 60_000,
+    });
+    this.pool.on("error", () => {});
+    this.db = new Kysely<Database>({
+      dialect: new PostgresDialect({ pool: this.pool }),
+      plugins: [new CamelCasePlugin()],
+    });
+    const pool = this.pool;
+    this.boss = new PgBoss({
+      db: { executeSql: (text, values) => pool.query(text, values) },
+      schema: BOSS_SCHEMA,
+    });
     if (options.registry) {
       this.outcomes = new client.Counter({
         name: "webhook_delivery_attempts_total",
@@ -63,6 +108,7 @@ export class WebhookWorker {
         labelNames: ["outcome"] as const,
         registers: [options.registry],
       });
+      const db = this.db;
       new client.Gauge({
         name: "webhook_queue_depth",
         help: "Webhook deliveries waiting for an attempt.",
@@ -77,25 +123,106 @@ export class WebhookWorker {
     }
   }
 
-  /** Starts pg-boss (its schema is migrated under its own lock) and the delivery loop. */
+  /**
+   * Starts pg-boss (its schema is migrated under its own lock) and the delivery loop: woken by
+   * the NOTIFY pg-boss sends with each runnable job (committed with the order), by a finished
+   * attempt when jobs were left behind, and by a fallback poll.
+   */
   async start(outbox: Outbox): Promise<void> {
     this.boss.on("error", () => {});
     await this.boss.start();
-    if (!(await this.boss.getQueue(QUEUE))) {
-      // Job-level retries only cover a worker that died mid-attempt (the job expires).
-      await this.boss
-        .createQueue(QUEUE, { retryLimit: 5, retryDelay: 30, expireInSeconds: 60 })
-        .catch(() => {});
-    }
-    await this.boss.work<{ deliveryId: string }>(
-      QUEUE,
-      { pollingIntervalSeconds: this.options.pollingIntervalSeconds ?? 2, batchSize: 10 },
-      async (jobs) => {
-        await Promise.all(jobs.map((j) => this.attempt(j.data.deliveryId)));
-      },
-    );
+    // Job-level retries only cover a worker that died mid-attempt (the job expires).
+    const settings = { retryLimit: 5, retryDelay: 30, expireInSeconds: 60, notify: true };
+    if (!(await this.boss.getQueue(QUEUE))) await this.boss.createQueue(QUEUE, settings).catch(() => {});
+    // A queue made by an earlier version did not notify.
+    await this.boss.updateQueue(QUEUE, settings);
     outbox.enqueue = this.enqueue;
     if (this.mailer) await this.startMail(outbox, this.mailer);
+    this.running = true;
+    await this.listen();
+    const pollMs = (this.options.pollingIntervalSeconds ?? 2) * 1000;
+    this.poll = setInterval(() => this.wake(), pollMs);
+    this.wake();
+  }
+
+  /** A dedicated connection LISTENing to pg-boss's channel; reconnects after a second, then fetches. */
+  private async listen(): Promise<void> {
+    const c = new pg.Client({ connectionString: this.config.databaseUrl });
+    const lost = () => {
+      if (this.listener !== c || !this.running) return;
+      this.listener = undefined;
+      c.end().catch(() => {});
+      setTimeout(() => void this.listen().catch(lost), 1000).unref();
+    };
+    c.on("notification", (n) => {
+      if (n.payload === QUEUE) this.wake();
+    });
+    c.on("error", lost);
+    c.on("end", lost);
+    this.listener = c;
+    await c.connect();
+    await c.query(`listen ${BOSS_CHANNEL}`);
+    // Anything committed while not listening is fetched now.
+    this.wake();
+  }
+
+  /** Fetches now, or once more after the fetch in progress. */
+  private wake(): void {
+    if (!this.running) return;
+    if (this.fetching) {
+      this.again = true;
+      return;
+    }
+    this.fetching = true;
+    void this.pump().finally(() => (this.fetching = false));
+  }
+
+  /**
+   * Claims due jobs while there are free slots, and starts each attempt on its own: no attempt
+   * waits for another. pg-boss's groupConcurrency (the group is the endpoint) hands out no job
+   * of an endpoint that already has COMMERCE_WEBHOOK_CONCURRENCY attempts active (across all
+   * replicas), so a slow receiver holds at most that many slots and never another's events.
+   */
+  private async pump(): Promise<void> {
+    do {
+      this.again = false;
+      const free = MAX_IN_FLIGHT - this.total;
+      if (free <= 0) {
+        this.more = true;
+        return;
+      }
+      let jobs: Job[];
+      try {
+        jobs = (await this.boss.fetch<{ deliveryId: string }>(QUEUE, {
+          batchSize: free,
+          groupConcurrency: this.perEndpoint,
+        })) as Job[];
+      } catch {
+        return; // the database is away: the poll tries again
+      }
+      this.more = jobs.length === free;
+      if (this.more) this.again = true;
+      for (const job of jobs) this.run(job);
+    } while (this.again && this.running);
+  }
+
+  private run(job: Job): void {
+    const group = job.groupId ?? "";
+    const before = this.inFlight.get(group) ?? 0;
+    this.inFlight.set(group, before + 1);
+    this.total++;
+    const p = this.attempt(job.data.deliveryId, job)
+      .catch(() => this.boss.fail(QUEUE, job).catch(() => {}))
+      .then(() => {
+        const n = (this.inFlight.get(group) ?? 1) - 1;
+        if (n) this.inFlight.set(group, n);
+        else this.inFlight.delete(group);
+        this.total--;
+        this.settled.delete(p);
+        // Its endpoint was at its limit (jobs of it may wait), or a fetch came back full.
+        if (this.more || (group && before + 1 >= this.perEndpoint)) this.wake();
+      });
+    this.settled.add(p);
   }
 
   /** Transactional mail: one job per mail, retried with backoff by pg-boss for about a day. */
@@ -124,22 +251,48 @@ export class WebhookWorker {
     };
   }
 
+  /** Stops fetching, lets the attempts in flight finish (each is bounded by its timeout), stops pg-boss. */
   async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    if (this.running) {
+      this.running = false;
+      clearInterval(this.poll);
+      const l = this.listener;
+      this.listener = undefined;
+      await l?.end().catch(() => {});
+      while (this.fetching || this.settled.size) {
+        await Promise.all([...this.settled, new Promise((r) => setTimeout(r, 10))]);
+      }
+    }
     await this.boss.stop({ graceful: true, timeout: 15_000 });
     this.mailer?.close();
+    await this.db.destroy();
   }
 
-  /** The outbox's enqueue hook: one job per delivery, in the caller's transaction. */
-  enqueue = async (trx: Transaction<Database>, deliveryIds: string[], startAfter?: Date): Promise<void> => {
-    // pg-boss's statements run on the caller's transaction: the job commits or rolls back with it.
-    const db = fromKysely(trx.withoutPlugins());
-    for (const deliveryId of deliveryIds) {
-      await this.boss.send(QUEUE, { deliveryId }, { db, ...(startAfter ? { startAfter } : {}) });
-    }
+  /** The outbox's enqueue hook: one job per delivery, in the caller's transaction (one statement). */
+  enqueue = async (trx: Transaction<Database>, deliveries: Enqueued[], startAfter?: Date): Promise<void> => {
+    // pg-boss's statement runs on the caller's transaction: the jobs commit or roll back with it,
+    // and so does its NOTIFY (delivered at commit).
+    await this.boss.insert(
+      QUEUE,
+      deliveries.map((d) => ({
+        data: { deliveryId: d.id },
+        group: { id: d.webhook },
+        ...(startAfter ? { startAfter } : {}),
+      })),
+      { db: fromKysely(trx.withoutPlugins()) },
+    );
   };
 
-  /** One attempt of a delivery, recorded with its outcome and the next job when it will retry. */
-  async attempt(deliveryId: string): Promise<void> {
+  /**
+   * One attempt of a delivery, recorded with its outcome and the next job when it will retry. The
+   * job (when given) is completed in the transaction that records the attempt.
+   */
+  async attempt(deliveryId: string, job?: Job): Promise<void> {
+    const complete = async (trx: Transaction<Database>) => {
+      if (job) await this.boss.complete(QUEUE, job, undefined, { db: fromKysely(trx.withoutPlugins()) });
+    };
     const d = await this.db
       .selectFrom("webhookDeliveries")
       .innerJoin("webhookEvents", "webhookEvents.id", "webhookDeliveries.eventId")
@@ -156,9 +309,24 @@ export class WebhookWorker {
       ])
       .where("webhookDeliveries.id", "=", deliveryId)
       .executeTakeFirst();
-    if (d?.status !== "pending") return;
+    if (d?.status !== "pending") {
+      await this.db.transaction().execute(complete);
+      return;
+    }
     if (d.disabledAt) {
-      await this.finish(deliveryId, "cancelled", { lastError: "endpoint disabled (it answered 410 Gone)" });
+      await this.db.transaction().execute(async (trx) => {
+        await trx
+          .updateTable("webhookDeliveries")
+          .set({
+            status: "cancelled",
+            lastError: "endpoint disabled (it answered 410 Gone)",
+            nextAttemptAt: null,
+            updatedAt: new Date(),
+          })
+          .where("id", "=", deliveryId)
+          .execute();
+        await complete(trx);
+      });
       return;
     }
     const key = this.config.webhookSigningKeys.get(d.webhook);
@@ -226,22 +394,11 @@ export class WebhookWorker {
             .set({ ...common, nextAttemptAt: at })
             .where("id", "=", deliveryId)
             .execute();
-          await this.enqueue(trx, [deliveryId], at);
+          await this.enqueue(trx, [{ id: deliveryId, webhook: d.webhook }], at);
         }
       }
+      await complete(trx);
       this.outcomes?.inc({ outcome });
     });
-  }
-
-  private async finish(
-    id: string,
-    status: "cancelled" | "failed",
-    extra: { lastError: string },
-  ): Promise<void> {
-    await this.db
-      .updateTable("webhookDeliveries")
-      .set({ status, ...extra, nextAttemptAt: null, updatedAt: new Date() })
-      .where("id", "=", id)
-      .execute();
   }
 }

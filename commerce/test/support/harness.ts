@@ -37,7 +37,7 @@ export interface Service {
 export async function startService(
   env: Record<string, string> = {},
   databaseUrl?: string,
-  opts: { webhooks?: boolean } = {},
+  opts: { webhooks?: boolean; webhookPollSeconds?: number } = {},
 ): Promise<Service> {
   const dbUrl = databaseUrl ?? (await freshDatabase());
   const config = loadConfig({
@@ -49,7 +49,12 @@ export async function startService(
   const { db } = createDb(config.databaseUrl, 5);
   await migrate(db);
   await ensureDefaultStore(db, config);
-  const app = await buildApp({ config, db, logger: false, webhookPollSeconds: 0.5 });
+  const app = await buildApp({
+    config,
+    db,
+    logger: false,
+    webhookPollSeconds: opts.webhookPollSeconds ?? 0.5,
+  });
   if (opts.webhooks) await app.webhooks.start(app.outbox);
   await app.app.listen({ port: 0, host: "127.0.0.1" });
   const addr = app.app.server.address();

@@ -10,6 +10,8 @@ export interface Received {
   verified: boolean;
   body: { type: string; timestamp: string; data: Record<string, unknown> };
   status: number;
+  /** When the request arrived (ms since the epoch). */
+  at: number;
 }
 
 export interface Receiver {
@@ -17,6 +19,8 @@ export interface Receiver {
   received: Received[];
   /** Responses for a path, in order; once used up, 204. */
   script: Map<string, { status: number; headers?: Record<string, string> }[]>;
+  /** Milliseconds to wait before answering a path (a slow endpoint). */
+  delays: Map<string, number>;
   waitFor: (pred: (r: Received[]) => boolean, timeoutMs?: number) => Promise<void>;
   close: () => Promise<void>;
 }
@@ -25,7 +29,9 @@ export async function startReceiver(secret: string): Promise<Receiver> {
   const verifier = new Webhook(secret);
   const received: Received[] = [];
   const script: Receiver["script"] = new Map();
+  const delays: Receiver["delays"] = new Map();
   const server: Server = createServer((req, res) => {
+    const at = Date.now();
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
@@ -43,8 +49,12 @@ export async function startReceiver(secret: string): Promise<Receiver> {
         verified,
         body: JSON.parse(raw),
         status: next.status,
+        at,
       });
-      res.writeHead(next.status, next.headers ?? {}).end();
+      const answer = () => res.writeHead(next.status, next.headers ?? {}).end();
+      const delay = delays.get(path);
+      if (delay) setTimeout(answer, delay);
+      else answer();
     });
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
@@ -54,6 +64,7 @@ export async function startReceiver(secret: string): Promise<Receiver> {
     url: `http://127.0.0.1:${addr.port}`,
     received,
     script,
+    delays,
     waitFor: async (pred, timeoutMs = 20_000) => {
       const deadline = Date.now() + timeoutMs;
       while (!pred(received)) {
@@ -64,6 +75,10 @@ export async function startReceiver(secret: string): Promise<Receiver> {
         await new Promise((r) => setTimeout(r, 100));
       }
     },
-    close: () => new Promise((r) => server.close(() => r())),
+    close: () =>
+      new Promise((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      }),
   };
 }
