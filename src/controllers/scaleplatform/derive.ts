@@ -1,18 +1,17 @@
 import { platformAppName, platformDatabaseName } from "../../api/v1alpha1/names.ts";
 import type { ScalePlatformStatus } from "../../api/v1alpha1/scaleplatform.ts";
-import type { KubeObject, ObjectKey, ReconcileContext } from "../../runtime/types.ts";
-import { childKey, type LiveChildren } from "./children.ts";
+import { childKey, type LiveChildren } from "../../runtime/children.ts";
+import type { KubeObject, ObjectKey } from "../../runtime/types.ts";
 import type { PlatformControllerConfig } from "./config.ts";
 import { configHash, liveConfigHash } from "./desired/app.ts";
 import type { PlatformInputs } from "./desired/common.ts";
 import type { HealthState } from "./health.ts";
-import { ingressClassExists } from "./observe.ts";
 import { deriveSteps, type Step, type TlsObservation } from "./progress.ts";
 import type { SecretResolution } from "./secrets.ts";
 import { computeStatus, type StorageObservation } from "./status.ts";
 
 // Hands what one pass observed to the pure derivations (progress.ts for the steps, status.ts
-// for the status). The one read here is the IngressClass, needed only while running.
+// for the status).
 
 /** The live world as a pass leaves it: what the steps and the status are derived from. */
 export interface Observed {
@@ -24,14 +23,15 @@ export interface Observed {
   pods: KubeObject[];
   health: HealthState;
   tls: TlsObservation;
+  /** Whether the Ingress's class (or a default one) exists (read only while running). */
+  ingressClassExists: boolean;
 }
 
 /**
  * The seven steps, derived from the observed world; while stopped the previous ones stand.
  * `data` is the desired configuration; `configHeld` says why it is held back, if it is.
  */
-export async function currentSteps(
-  ctx: ReconcileContext,
+export function currentSteps(
   config: PlatformControllerConfig,
   key: ObjectKey,
   inp: PlatformInputs,
@@ -39,7 +39,7 @@ export async function currentSteps(
   data: Record<string, string>,
   configHeld: string | undefined,
   now: Date,
-): Promise<Step[]> {
+): Step[] {
   const prev = inp.platform.status?.steps as Step[] | undefined;
   if (inp.spec.stopped) return prev ?? [];
   const deployment = o.live.get(childKey("Deployment", platformAppName(key.name)));
@@ -53,7 +53,7 @@ export async function currentSteps(
       // Held back: the pods of the configuration in place are the current ones.
       configHash: (configHeld && liveConfigHash(deployment)) || configHash(data),
       ingress: o.live.get(childKey("Ingress", platformAppName(key.name))),
-      ingressClassExists: await ingressClassExists(ctx, inp),
+      ingressClassExists: o.ingressClassExists,
       requireIngressAddress: config.requireIngressAddress,
       tls: o.tls,
       health: o.health.last,

@@ -2,18 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { ScalePlatform } from "../../api/v1alpha1/scaleplatform.ts";
 import type { KubeObject } from "../../runtime/types.ts";
 import { TRAEFIK_CONTROLLER, TRAEFIK_MIDDLEWARE_CRD } from "./desired/edge.ts";
-import { FeatureDetector } from "./features.ts";
-import { HealthTracker } from "./health.ts";
-import { ScalePlatformReconciler } from "./reconciler.ts";
-import {
-  clusterObjects,
-  counterRandom,
-  fakeProbe,
-  makeCtx,
-  makePlatform,
-  settle,
-  TEST_CONFIG,
-} from "./testing.ts";
+import { clusterObjects, makeCtx, makePlatform, settle, testReconciler } from "./testing.ts";
 
 // The edge Middlewares through the reconciler behind a Traefik IngressClass: created with the
 // platform, untouched at steady state, raised by a plan upgrade; the condition says so.
@@ -32,13 +21,7 @@ function setup() {
     status: { conditions: [{ type: "Established", status: "True" }] },
   } as KubeObject);
   const env = makeCtx([makePlatform("shop"), ...objects]);
-  const rec = new ScalePlatformReconciler(TEST_CONFIG, {
-    random: counterRandom().random,
-    probe: fakeProbe(true).probe,
-    detector: new FeatureDetector(60_000),
-    health: new HealthTracker(),
-  });
-  return { ...env, rec };
+  return { ...env, rec: testReconciler() };
 }
 
 describe("edge protection in the reconciler", () => {

@@ -1,17 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ScalePlatform } from "../../api/v1alpha1/scaleplatform.ts";
-import { FeatureDetector } from "./features.ts";
 import { HealthTracker } from "./health.ts";
-import { ScalePlatformReconciler } from "./reconciler.ts";
-import {
-  clusterObjects,
-  counterRandom,
-  fakeProbe,
-  makeCtx,
-  makePlatform,
-  settle,
-  TEST_CONFIG,
-} from "./testing.ts";
+import { clusterObjects, makeCtx, makePlatform, settle, testReconciler } from "./testing.ts";
 
 // What the reconciler keeps in memory per platform is dropped when the platform goes.
 
@@ -19,13 +9,7 @@ describe("ScalePlatformReconciler memory", () => {
   function setup() {
     const health = new HealthTracker();
     const env = makeCtx([makePlatform("shop"), ...clusterObjects({})]);
-    const rec = new ScalePlatformReconciler(TEST_CONFIG, {
-      random: counterRandom().random,
-      probe: fakeProbe(true).probe,
-      detector: new FeatureDetector(60_000),
-      health,
-    });
-    return { ...env, rec, health };
+    return { ...env, rec: testReconciler({ health }), health };
   }
   const key = { namespace: "ns", name: "shop" };
 

@@ -2,18 +2,14 @@ import { describe, expect, it } from "vitest";
 import type { ScalePlatform } from "../../api/v1alpha1/scaleplatform.ts";
 import type { FakeKubeClient } from "../../runtime/fake-client.ts";
 import type { KubeObject } from "../../runtime/types.ts";
-import { FeatureDetector } from "./features.ts";
-import { HealthTracker } from "./health.ts";
-import { ScalePlatformReconciler } from "./reconciler.ts";
 import {
   clusterObjects,
-  counterRandom,
-  fakeProbe,
   makeCtx,
   makePlatform,
   serveCustomMetric,
   settle,
   TEST_CONFIG,
+  testReconciler,
 } from "./testing.ts";
 
 // Custom-metric HPA triggers only when the custom metrics API has values for the app's pods: the
@@ -26,12 +22,7 @@ const TTL_MS = TEST_CONFIG.featureRecheckSeconds * 1000;
 
 function setup(customMetrics: boolean) {
   const env = makeCtx([makePlatform("shop"), ...clusterObjects({ customMetrics })]);
-  const rec = new ScalePlatformReconciler(TEST_CONFIG, {
-    random: counterRandom().random,
-    probe: fakeProbe(true).probe,
-    detector: new FeatureDetector(TTL_MS),
-    health: new HealthTracker(),
-  });
+  const rec = testReconciler({ recheckMs: TTL_MS });
   const podNames = () => env.client.all("v1", "Pod").map((p) => p.metadata.name ?? "");
   return { ...env, rec, podNames };
 }

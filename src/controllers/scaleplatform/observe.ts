@@ -1,133 +1,90 @@
-import { toQuantity } from "../../api/plans.ts";
-import { platformAppName, platformDatabasePvcName } from "../../api/v1alpha1/names.ts";
-import { needsApply } from "../../runtime/apply.ts";
-import { readList, readOne } from "../../runtime/read.ts";
+import { LABEL_PLATFORM } from "../../api/v1alpha1/labels.ts";
+import { platformDatabasePvcName } from "../../api/v1alpha1/names.ts";
+import { childKey, type LiveChildren, readChildren, readLabelled } from "../../runtime/children.ts";
+import { readList } from "../../runtime/read.ts";
 import type { KubeObject, ReconcileContext } from "../../runtime/types.ts";
-import type { PlatformControllerConfig } from "./config.ts";
-import { appPodSelector, bytes, nameOf, type PlatformInputs } from "./desired/common.ts";
-import { desiredPvcExpansion } from "./desired/database.ts";
+import { backupSelector } from "./backup/desired.ts";
+import type { BackupWorld } from "./backup/plan.ts";
+import { appPodSelector, nameOf, type PlatformInputs } from "./desired/common.ts";
 import { issuerOf, tlsSecretName } from "./desired/ingress.ts";
 import type { FeatureDetector } from "./features.ts";
+import { childRefs, type PlatformWorld, prunedTypes, volumeBelowPlan } from "./plan.ts";
 import type { TlsObservation } from "./progress.ts";
-import type { StorageObservation } from "./status.ts";
+import type { SecretResolution } from "./secrets.ts";
 
-// Reads of the live world that the steps and status are derived from, plus the two small
-// actions that depend on them (PVC growth). Thin I/O; the decisions are in progress.ts/status.ts.
+// The one read of the world per pass: every child the plan may name, the labelled objects of
+// the pruned kinds, the volume, the app pods, the backups' Jobs and the database pod, the
+// user's TLS Secret, the IngressClass. Thin I/O; the plan (plan.ts) and the derivations decide.
 
 const DEFAULT_CLASS_ANNOTATION = "ingressclass.kubernetes.io/is-default-class";
 
-/** App pods of a platform. */
-export function appPods(
+/** Reads what the plan and the status of one pass are derived from. */
+export async function observePlatform(
   ctx: ReconcileContext,
   cached: ReadonlySet<string>,
   inp: PlatformInputs,
-): Promise<KubeObject[]> {
-  return readList(
-    ctx,
-    cached,
-    "v1",
-    "Pod",
-    inp.platform.metadata.namespace ?? "",
-    appPodSelector(nameOf(inp)),
-  );
+  secrets: SecretResolution,
+  detector: FeatureDetector,
+): Promise<PlatformWorld> {
+  const ns = inp.platform.metadata.namespace ?? "";
+  const name = nameOf(inp);
+  const live = await readChildren(ctx, cached, ns, childRefs(inp));
+  const labelled = await readLabelled(ctx, cached, ns, prunedTypes(inp), `${LABEL_PLATFORM}=${name}`);
+  const pvc = live.get(childKey("PersistentVolumeClaim", platformDatabasePvcName(name)));
+  const sc = (pvc?.spec as { storageClassName?: string } | undefined)?.storageClassName ?? "";
+  const expandable =
+    volumeBelowPlan(inp, pvc) && sc ? await detector.expandable(ctx.client, sc, ctx.clock.now()) : false;
+  const pods = await readList(ctx, cached, "v1", "Pod", ns, appPodSelector(name));
+  // A user's Secret carries none of our labels: ask the API server, not the cache.
+  const tlsSecret = inp.spec.tls?.secretName
+    ? await ctx.client.get("v1", "Secret", ns, tlsSecretName(inp))
+    : undefined;
+  return {
+    now: ctx.clock.now(),
+    live,
+    labelled,
+    secrets,
+    pvc,
+    expandable,
+    pods,
+    tlsSecret,
+    ingressClassExists: inp.spec.stopped ? false : await ingressClassExists(ctx, inp),
+    backup: inp.spec.backup ? await observeBackups(ctx, cached, ns, name) : undefined,
+  };
+}
+
+/** The backup Jobs, their pods and the database pod. */
+async function observeBackups(
+  ctx: ReconcileContext,
+  cached: ReadonlySet<string>,
+  ns: string,
+  name: string,
+): Promise<BackupWorld> {
+  const selector = backupSelector(name);
+  const jobs = await readList(ctx, cached, "batch/v1", "Job", ns, selector);
+  const pods = await readList(ctx, cached, "v1", "Pod", ns, selector);
+  const dbPod = (
+    await readChildren(ctx, cached, ns, [{ apiVersion: "v1", kind: "Pod", name: `${name}-db-0` }])
+  ).get(childKey("Pod", `${name}-db-0`));
+  return { jobs, pods, dbPod };
 }
 
 /** Whether the Ingress's class (or a default class when none is named) exists. */
-export async function ingressClassExists(ctx: ReconcileContext, inp: PlatformInputs): Promise<boolean> {
+async function ingressClassExists(ctx: ReconcileContext, inp: PlatformInputs): Promise<boolean> {
   const name = inp.spec.ingressClassName;
   if (name) return (await ctx.client.get("networking.k8s.io/v1", "IngressClass", "", name)) !== undefined;
   const classes = await ctx.client.list("networking.k8s.io/v1", "IngressClass");
   return classes.some((c) => c.metadata.annotations?.[DEFAULT_CLASS_ANNOTATION] === "true");
 }
 
-/** How TLS is provided and the live object showing its progress. */
-export async function observeTls(
-  ctx: ReconcileContext,
-  cached: ReadonlySet<string>,
+/** How TLS is provided and the live object showing its progress (`live`: after the plan's writes). */
+export function tlsObservation(
   inp: PlatformInputs,
-): Promise<TlsObservation> {
-  const ns = inp.platform.metadata.namespace ?? "";
-  if (inp.spec.tls?.secretName) {
-    const name = tlsSecretName(inp);
-    // A user's Secret carries none of our labels: ask the API server, not the cache.
-    const secret = await ctx.client.get("v1", "Secret", ns, name);
-    return { kind: "secret", name, secret };
-  }
+  live: LiveChildren,
+  tlsSecret: KubeObject | undefined,
+): TlsObservation {
+  if (inp.spec.tls?.secretName) return { kind: "secret", name: tlsSecretName(inp), secret: tlsSecret };
   if (!issuerOf(inp)) return { kind: "noIssuer" };
   if (!inp.features.certManager) return { kind: "waitingForCertManager" };
-  const certificate = await readOne(ctx, cached, "cert-manager.io/v1", "Certificate", ns, tlsSecretName(inp));
-  return { kind: "certificate", certificate };
-}
-
-interface PvcLike {
-  spec?: { storageClassName?: string; resources?: { requests?: { storage?: string } } };
-  status?: { capacity?: { storage?: string } };
-}
-
-/**
- * The database volume: grows it to the plan's size when its StorageClass allows expansion, and
- * reports whether it has that size.
- */
-export async function reconcileStorage(
-  ctx: ReconcileContext,
-  cached: ReadonlySet<string>,
-  inp: PlatformInputs,
-  detector: FeatureDetector,
-): Promise<{ pvc?: KubeObject; storage: StorageObservation }> {
-  const ns = inp.platform.metadata.namespace ?? "";
-  const name = platformDatabasePvcName(nameOf(inp));
-  const pvc = await readOne(ctx, cached, "v1", "PersistentVolumeClaim", ns, name);
-  if (!pvc) return { storage: { kind: "unknown" } };
-  const p = pvc as PvcLike;
-  const wanted = toQuantity.storage(inp.budget.database.storageGiB);
-  const requested = p.spec?.resources?.requests?.storage ?? "0";
-  const actual = p.status?.capacity?.storage;
-  if (bytes(requested) >= bytes(wanted)) {
-    if (actual && bytes(actual) < bytes(requested))
-      return { pvc, storage: { kind: "expanding", from: actual, to: requested } };
-    return { pvc, storage: { kind: "sized" } };
-  }
-  const sc = p.spec?.storageClassName ?? "";
-  const expandable = sc ? await detector.expandable(ctx.client, sc, ctx.clock.now()) : false;
-  if (!expandable)
-    return {
-      pvc,
-      storage: { kind: "notExpandable", storageClass: sc || "(none)", actual: actual ?? requested, wanted },
-    };
-  const patch = desiredPvcExpansion(inp, name);
-  if (needsApply(patch, pvc)) {
-    await ctx.client.apply(patch);
-    ctx.log.info(
-      { platform: nameOf(inp), pvc: name, from: requested, to: wanted },
-      "expanding database volume",
-    );
-  }
-  return { pvc, storage: { kind: "expanding", from: actual ?? requested, to: wanted } };
-}
-
-interface PodLike {
-  status?: { podIP?: string; conditions?: { type: string; status: string }[] };
-  metadata: { name?: string; deletionTimestamp?: string };
-}
-
-/** URL of the health check: the Service's DNS name, or a ready app pod's IP; undefined when no pod is ready. */
-export function healthUrl(
-  config: PlatformControllerConfig,
-  inp: PlatformInputs,
-  pods: KubeObject[],
-): string | undefined {
-  const ns = inp.platform.metadata.namespace ?? "";
-  if (config.healthCheck.target === "service") {
-    return `http://${platformAppName(nameOf(inp))}.${ns}.svc.${config.healthCheck.clusterDomain}:80${config.healthPath}`;
-  }
-  // The first ready pod by name: a stable choice, so the URL in status does not flip between
-  // pods of a scaled-out app (which would be a status write at steady state).
-  const ready = (pods as PodLike[])
-    .filter((p) => !p.metadata.deletionTimestamp && p.status?.podIP)
-    .sort((a, b) => (a.metadata.name ?? "").localeCompare(b.metadata.name ?? ""))
-    .filter((p) => (p.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True"));
-  const ip = ready[0]?.status?.podIP;
-  if (!ip) return undefined;
-  const host = ip.includes(":") ? `[${ip}]` : ip;
-  return `http://${host}:${config.appPort}${config.healthPath}`;
+  return { kind: "certificate", certificate: live.get(childKey("Certificate", tlsSecretName(inp))) };
 }

@@ -7,32 +7,29 @@ import {
   scalePlatformSpecSchema,
 } from "../../api/v1alpha1/scaleplatform.ts";
 import { KeyBackoff } from "../../runtime/backoff.ts";
+import { type ExecutedPlan, executePlan, foreignChild } from "../../runtime/children.ts";
 import { readOne } from "../../runtime/read.ts";
 import type { ObjectKey, ReconcileContext, ReconcileResult, Reconciler } from "../../runtime/types.ts";
 import type { BackupMetrics } from "./backup/metrics.ts";
-import { reconcileBackups } from "./backup/observe.ts";
+import { backupObservation } from "./backup/observe.ts";
 import { withBackupStatus } from "./backup/status.ts";
-import { applyChildren, desiredChildren, type LiveChildren } from "./children.ts";
 import type { PlatformControllerConfig } from "./config.ts";
-import { cryptoRandom, ensureCredentials } from "./credentials.ts";
 import { customMetricValues } from "./custommetrics.ts";
 import { currentStatus, currentSteps, type Observed } from "./derive.ts";
 import { appImage } from "./desired/app.ts";
 import { type PlatformInputs, platformInputs } from "./desired/common.ts";
 import { configData } from "./desired/configmap.ts";
 import type { RandomString } from "./desired/credentials.ts";
-import { pruneMiddlewares } from "./edgeprune.ts";
 import { FeatureDetector } from "./features.ts";
-import { type HealthProbe, HealthTracker, httpHealthProbe } from "./health.ts";
+import { type HealthProbe, type HealthState, HealthTracker, httpHealthProbe } from "./health.ts";
 import { checkHealth, type HealthCheckDeps } from "./healthcheck.ts";
 import { findHostClash } from "./hosts.ts";
-import { appPods, observeTls, reconcileStorage } from "./observe.ts";
-import { pruneChildren, readOwnedChildren } from "./ownership.ts";
+import { observePlatform, tlsObservation } from "./observe.ts";
+import { type PlatformPart, type PlatformWorld, planChildren, storagePlan } from "./plan.ts";
 import { allFinished, type Step } from "./progress.ts";
+import { cryptoRandom } from "./random.ts";
 import { refuse, specIssues, writeStatus } from "./report.ts";
 import { resolveSecretRefs, type SecretResolution } from "./secrets.ts";
-
-export { cryptoRandom };
 
 /** While provisioning or updating, look again this often (ms). */
 const PROGRESS_REQUEUE_MS = 2000;
@@ -57,9 +54,10 @@ export interface PlatformReconcilerDeps {
 }
 
 /**
- * Reconciles one ScalePlatform: credentials (created once) → referenced Secrets → children
- * (applied only when they differ) → stop/TLS pruning → volume growth → health check → steps and
- * status (written only when they differ) → Events for step changes → requeue.
+ * Reconciles one ScalePlatform: referenced Secrets → the world read once → the children planned
+ * (pure) → a name held by someone else refuses, else the plan is executed (writes only where they
+ * differ, prunes what is no longer planned) → health check → steps and status (written only when
+ * they differ) → Events for step changes → requeue.
  */
 export class ScalePlatformReconciler implements Reconciler {
   private readonly config: PlatformControllerConfig;
@@ -117,24 +115,32 @@ export class ScalePlatformReconciler implements Reconciler {
     const now = ctx.clock.now();
     const inp = await this.inputs(ctx, key, platform, parsed.data, now);
 
-    const conflict = await ensureCredentials(ctx, this.cached, key, inp, this.random);
-    if (conflict) return refuse(ctx, platform, PlatformReason.NameConflict, conflict);
     const secrets = await this.resolveSecrets(ctx, key, inp);
     inp.secretsRevision = secrets.revision;
-    const data = configData(inp);
-    const children = await this.reconcileChildren(ctx, key, inp, data, secrets.held);
-    if ("conflict" in children) return refuse(ctx, platform, PlatformReason.NameConflict, children.conflict);
+    const world = await observePlatform(ctx, this.cached, inp, secrets, this.detector);
+    const plan = planChildren(inp, world, this.random);
+    const foreign = foreignChild(plan, world.live, platform.metadata.uid, "platform");
+    if (foreign) return refuse(ctx, platform, PlatformReason.NameConflict, foreign);
+    const done = await executePlan(ctx, plan, world, {
+      uid: platform.metadata.uid,
+      log: { platform: key.name },
+    });
+    await this.announce(ctx, inp, done);
 
-    const { pvc, storage } = await reconcileStorage(ctx, this.cached, inp, this.detector);
-    if (!pvc) children.missing.push("PersistentVolumeClaim (database volume)");
-    const pods = await appPods(ctx, this.cached, inp);
-    const health = await checkHealth(this.checks, ctx, key, inp, pods, now, this.checkEveryMs(platform));
-    const tls = await observeTls(ctx, this.cached, inp);
-    const seen: Observed = { ...children, pvc, storage, pods, health, tls };
+    const health = await checkHealth(
+      this.checks,
+      ctx,
+      key,
+      inp,
+      world.pods,
+      now,
+      this.checkEveryMs(platform),
+    );
+    const seen = this.seen(inp, world, done, health);
+    const created = done.created.map((c) => c.object);
+    const backups = backupObservation(inp, world, created);
 
-    const backups = await reconcileBackups(ctx, this.cached, key, inp, this.random);
-
-    const steps = await currentSteps(ctx, this.config, key, inp, seen, data, secrets.held, now);
+    const steps = currentSteps(this.config, key, inp, seen, configData(inp), secrets.held, now);
     this.countCompletingCheck(key, inp, steps);
     const status = withBackupStatus(inp, currentStatus(key, inp, steps, seen, secrets, now), backups, now);
     await writeStatus(ctx, key, platform, status, appImage(inp));
@@ -200,24 +206,40 @@ export class ScalePlatformReconciler implements Reconciler {
     return secrets;
   }
 
-  /**
-   * Builds the desired children and applies those that differ (the app's configuration not while
-   * `configHeld`), then prunes the unwanted; or the refusal message of a name held by someone else.
-   */
-  private async reconcileChildren(
-    ctx: ReconcileContext,
-    key: ObjectKey,
+  /** The world as the plan's writes left it, for the steps and the status. */
+  private seen(
     inp: PlatformInputs,
-    data: Record<string, string>,
-    configHeld: string | undefined,
-  ): Promise<{ live: LiveChildren; missing: string[] } | { conflict: string }> {
-    const desired = await desiredChildren(ctx, this.cached, key, inp, data);
-    const owned = await readOwnedChildren(ctx, this.cached, key.namespace, inp, desired.objects);
-    if ("conflict" in owned) return owned;
-    const missing = await applyChildren(ctx, key, inp, desired.objects, owned.live, configHeld);
-    await pruneChildren(ctx, this.cached, inp, desired.hpa === undefined, desired.certificate === undefined);
-    await pruneMiddlewares(ctx, this.cached, inp);
-    return { live: owned.live, missing };
+    world: PlatformWorld,
+    done: ExecutedPlan<PlatformPart>,
+    health: HealthState,
+  ): Observed {
+    const missing = done.created
+      .filter((c) => c.child.part === "infrastructure")
+      .map((c) => `${c.object.kind}/${c.object.metadata.name}`);
+    if (!world.pvc) missing.push("PersistentVolumeClaim (database volume)");
+    return {
+      live: done.live,
+      missing,
+      pvc: world.pvc,
+      storage: storagePlan(inp, world).storage,
+      pods: world.pods,
+      health,
+      tls: tlsObservation(inp, done.live, world.tlsSecret),
+      ingressClassExists: world.ingressClassExists,
+    };
+  }
+
+  /** The generated backup key is announced: it must be kept outside the cluster. */
+  private async announce(ctx: ReconcileContext, inp: PlatformInputs, done: ExecutedPlan<PlatformPart>) {
+    for (const { child, object } of done.created) {
+      if (child.part !== "backup" || object.kind !== "Secret") continue;
+      await ctx.events.normal(
+        inp.platform,
+        "BackupKeyGenerated",
+        "Backup",
+        `encryption passphrase generated into Secret ${object.metadata.name} (not deleted with the platform; keep a copy outside the cluster)`,
+      );
+    }
   }
 
   /** Health checks: every interval once Running; before that as often as the pass requeues. */

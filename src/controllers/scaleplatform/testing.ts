@@ -10,7 +10,9 @@ import { MemoryEventRecorder } from "../../runtime/events.ts";
 import { FakeKubeClient } from "../../runtime/fake-client.ts";
 import type { KubeObject, ReconcileContext } from "../../runtime/types.ts";
 import { DEFAULT_PLATFORM_CONFIG, type PlatformControllerConfig } from "./config.ts";
-import type { HealthProbe } from "./health.ts";
+import { FeatureDetector } from "./features.ts";
+import { type HealthProbe, HealthTracker } from "./health.ts";
+import { ScalePlatformReconciler } from "./reconciler.ts";
 
 // Shared fixtures of the ScalePlatform unit tests (not a test file itself).
 
@@ -20,6 +22,18 @@ export const TEST_CONFIG: PlatformControllerConfig = {
   images: { platform: "img/commerce:1", database: "img/postgres:1", backupRunner: "img/node:1" },
   healthCheck: { ...DEFAULT_PLATFORM_CONFIG.healthCheck, target: "pod" },
   defaultIssuer: { name: "test-ca", kind: "ClusterIssuer" },
+};
+
+/** spec.backup with an S3 repository, as the unit tests write it. */
+export const TEST_BACKUP = {
+  repository: {
+    s3: {
+      endpoint: "s3.kube-system.svc:443",
+      bucket: "backups",
+      credentialsSecretRef: { name: "s3-creds" },
+      caRef: { configMapName: "kube-root-ca.crt" },
+    },
+  },
 };
 
 /** A platform as the apiserver stores it (defaults applied). */
@@ -63,6 +77,18 @@ export function fakeProbe(ok = true): { probe: HealthProbe; urls: string[]; stat
       : { ok: false, latencyMs: 3, url, statusCode: 503, message: "HTTP 503: database: connection refused" };
   };
   return { probe, urls, state };
+}
+
+/** A reconciler with deterministic randomness, a healthy probe and fresh detector and tracker. */
+export function testReconciler(
+  deps: { health?: HealthTracker; recheckMs?: number } = {},
+): ScalePlatformReconciler {
+  return new ScalePlatformReconciler(TEST_CONFIG, {
+    random: counterRandom().random,
+    probe: fakeProbe(true).probe,
+    detector: new FeatureDetector(deps.recheckMs ?? 60_000),
+    health: deps.health ?? new HealthTracker(),
+  });
 }
 
 /** A reconcile context over a fake client, fake clock and in-memory event recorder. */

@@ -2,23 +2,12 @@ import { describe, expect, it } from "vitest";
 import type { ScalePlatformSpec } from "../../../api/v1alpha1/scaleplatform.ts";
 import { type PlatformInputs, platformInputs } from "../desired/common.ts";
 import { desiredDatabaseStatefulSet } from "../desired/database.ts";
-import { makePlatform, TEST_CONFIG } from "../testing.ts";
+import { makePlatform, TEST_BACKUP, TEST_CONFIG } from "../testing.ts";
 import { desiredBackupAccess, desiredBackupCronJob, desiredKeySecret } from "./desired.ts";
 import { backupEvents } from "./events.ts";
 import { type BackupJobRun, jobRuns, parseSummary } from "./observe.ts";
 import { requestStatus } from "./request.ts";
 import { backupStatus, failureReason, withBackupStatus } from "./status.ts";
-
-const S3 = {
-  repository: {
-    s3: {
-      endpoint: "s3.kube-system.svc:443",
-      bucket: "backups",
-      credentialsSecretRef: { name: "s3-creds" },
-      caRef: { configMapName: "kube-root-ca.crt" },
-    },
-  },
-};
 
 /** Inputs of platform "shop" in namespace ns; `spec` as a user writes it (defaults applied). */
 function inputs(spec: Record<string, unknown> = {}): PlatformInputs {
@@ -58,8 +47,8 @@ const run = (job: string, finishedIso: string | undefined, ok: boolean, text?: s
 };
 
 describe("database with spec.backup", () => {
-  it("archives WAL through pgBackRest into the S3 repository, keys only by reference", () => {
-    const c = postgres(inputs({ backup: S3 }));
+  it("archives WAL through pgBackRest into the TEST_BACKUP repository, keys only by reference", () => {
+    const c = postgres(inputs({ backup: TEST_BACKUP }));
     const env = Object.fromEntries(c.env.map((e) => [e.name, e.value ?? e.valueFrom]));
     expect(c.args).toEqual([
       "-c",
@@ -97,7 +86,7 @@ describe("database with spec.backup", () => {
 
 describe("backup children", () => {
   it("the generated key is not owned by the platform; the Role execs into the database pod only", () => {
-    const inp = inputs({ backup: S3 });
+    const inp = inputs({ backup: TEST_BACKUP });
     expect(desiredKeySecret(inp, "k").metadata.ownerReferences).toBeUndefined();
     const role = desiredBackupAccess(inp).find((o) => o.kind === "Role") as unknown as {
       rules: { resources: string[]; resourceNames: string[]; verbs: string[] }[];
@@ -108,12 +97,12 @@ describe("backup children", () => {
   });
 
   it("CronJobs run in the platform's timezone, default schedules never coincide, suspended while stopped", () => {
-    const inp = inputs({ backup: S3, localization: { timezone: "Europe/Berlin" } });
+    const inp = inputs({ backup: TEST_BACKUP, localization: { timezone: "Europe/Berlin" } });
     const full = desiredBackupCronJob(inp, inp.spec.backup!, "full").spec as Record<string, unknown>;
     const incr = desiredBackupCronJob(inp, inp.spec.backup!, "incr").spec as Record<string, unknown>;
     expect(full).toMatchObject({ schedule: "0 1 * * *", timeZone: "Europe/Berlin", suspend: false });
     expect(incr).toMatchObject({ schedule: "0 0,2-23 * * *", concurrencyPolicy: "Forbid" });
-    const stopped = inputs({ backup: S3, stopped: true });
+    const stopped = inputs({ backup: TEST_BACKUP, stopped: true });
     expect(desiredBackupCronJob(stopped, stopped.spec.backup!, "full").spec).toMatchObject({ suspend: true });
   });
 });
@@ -127,14 +116,18 @@ describe("backup status", () => {
   });
 
   it("NoBackupYet before the first backup completes", () => {
-    const s = backupStatus(inputs({ backup: S3 }), obs([run("shop-backup-first", undefined, false)]), now);
+    const s = backupStatus(
+      inputs({ backup: TEST_BACKUP }),
+      obs([run("shop-backup-first", undefined, false)]),
+      now,
+    );
     expect(s.healthy).toMatchObject({ status: "False", reason: "NoBackupYet" });
     expect(s.healthy.message).toContain("first backup running");
   });
 
   it("a successful run gives the last backup, the window, the list and BackupsCurrent", () => {
     const s = backupStatus(
-      inputs({ backup: S3 }),
+      inputs({ backup: TEST_BACKUP }),
       obs([run("j1", "2026-01-01T03:01:10Z", true, summary())]),
       now,
     );
@@ -157,18 +150,20 @@ describe("backup status", () => {
       run("j2", "2026-01-01T02:01:10Z", true, summary({ timeline: 3 })),
       run("j1", "2026-01-01T01:01:10Z", true, summary({ timeline: 2 })),
     ];
-    expect(backupStatus(inputs({ backup: S3 }), obs(runs), now).backup.timeline).toBe(3);
+    expect(backupStatus(inputs({ backup: TEST_BACKUP }), obs(runs), now).backup.timeline).toBe(3);
     // The database is not the repository's (initialised anew): its runs carry no timeline.
-    const inp = inputs({ backup: S3 });
+    const inp = inputs({ backup: TEST_BACKUP });
     inp.platform.status = { backup: { timeline: 4 } };
     expect(backupStatus(inp, obs(runs.slice(0, 1)), now).backup.timeline).toBe(4);
-    expect(backupStatus(inputs({ backup: S3 }), obs(runs.slice(0, 1)), now).backup.timeline).toBeUndefined();
+    expect(
+      backupStatus(inputs({ backup: TEST_BACKUP }), obs(runs.slice(0, 1)), now).backup.timeline,
+    ).toBeUndefined();
   });
 
   it("the newest run failing on the repository turns it False with RepositoryUnreachable", () => {
     const failed = summary({ ok: false, error: "ERROR: [049]: HTTP request failed with 403 (Forbidden)" });
     const s = backupStatus(
-      inputs({ backup: S3 }),
+      inputs({ backup: TEST_BACKUP }),
       obs([
         run("j2", "2026-01-01T03:05:00Z", false, failed),
         run("j1", "2026-01-01T03:01:10Z", true, summary()),
@@ -183,7 +178,7 @@ describe("backup status", () => {
   });
 
   it("overdue, archiving failing, key missing, stopped", () => {
-    const inp = inputs({ backup: S3 });
+    const inp = inputs({ backup: TEST_BACKUP });
     const ok = [run("j1", "2026-01-01T03:01:10Z", true, summary())];
     expect(backupStatus(inp, obs(ok), new Date("2026-01-01T04:31:00Z")).healthy.reason).toBe("BackupOverdue");
     const arch = summary({ archiver: { lastArchived: 1767236500, failedCount: 3, lastFailed: 1767236600 } });
@@ -191,7 +186,7 @@ describe("backup status", () => {
       "ArchivingFailing",
     );
     expect(backupStatus(inp, obs(ok, false), now).healthy.reason).toBe("EncryptionKeyMissing");
-    const stopped = inputs({ backup: S3, stopped: true });
+    const stopped = inputs({ backup: TEST_BACKUP, stopped: true });
     expect(backupStatus(stopped, obs(ok), new Date("2026-01-09T00:00:00Z")).healthy).toMatchObject({
       status: "True",
       reason: "PlatformStopped",

@@ -24,8 +24,9 @@ import type {
 import type { PlatformControllerConfig } from "../config.ts";
 import { platformInputs } from "../desired/common.ts";
 import { backupJobSpec, backupLabels } from "./desired.ts";
-import { type BackupJobRun, dbPodReadyFor, jobRuns } from "./observe.ts";
+import { type BackupJobRun, jobRuns } from "./observe.ts";
 import { repositoryPath } from "./pgbackrest.ts";
+import { dbPodReadyFor } from "./plan.ts";
 
 // ScalePlatformBackup: one on-demand backup. The reconciler starts its Job (owned by the request,
 // labelled as the platform's backup Jobs so the platform's status counts it too) once the

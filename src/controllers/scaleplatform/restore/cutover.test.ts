@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import type { ScalePlatformSpec } from "../../../api/v1alpha1/scaleplatform.ts";
 import type { ScalePlatformRestore } from "../../../api/v1alpha1/scaleplatformrestore.ts";
 import type { KubeObject } from "../../../runtime/types.ts";
-import { restoreHeld } from "../children.ts";
-import { makeCtx, makePlatform, TEST_CONFIG } from "../testing.ts";
+import { restoreHeld } from "../plan.ts";
+import { makeCtx, makePlatform, TEST_BACKUP, TEST_CONFIG } from "../testing.ts";
 import { RestoreReconciler } from "./reconciler.ts";
 
 // The cutover against the fake client: app held at zero, old database stopped only once no app
@@ -11,16 +11,6 @@ import { RestoreReconciler } from "./reconciler.ts";
 // a rollback to the old volume that leaves the platform serving.
 
 const ns = "ns";
-const S3 = {
-  repository: {
-    s3: {
-      endpoint: "s3.kube-system.svc:443",
-      bucket: "backups",
-      credentialsSecretRef: { name: "s3-creds" },
-      caRef: { configMapName: "kube-root-ca.crt" },
-    },
-  },
-};
 const appLabels = { "cronscale.io/platform": "shop", "app.kubernetes.io/component": "app" };
 
 function dbPod(claim: string, created: string, ready: boolean): KubeObject {
@@ -41,7 +31,7 @@ function appPod(i: number): KubeObject {
 }
 
 function world(cutoverTimeoutSeconds = 300) {
-  const platform = makePlatform("shop", { backup: S3 } as unknown as Partial<ScalePlatformSpec>);
+  const platform = makePlatform("shop", { backup: TEST_BACKUP } as unknown as Partial<ScalePlatformSpec>);
   const restore: ScalePlatformRestore = {
     apiVersion: "cronscale.io/v1alpha1",
     kind: "ScalePlatformRestore",
@@ -219,7 +209,7 @@ describe("restore timeline", () => {
   });
 
   it("a restore follows the serving timeline: the backup runner's or a cut-over restore's, never an abandoned one", async () => {
-    const platform = makePlatform("shop", { backup: S3 } as unknown as Partial<ScalePlatformSpec>);
+    const platform = makePlatform("shop", { backup: TEST_BACKUP } as unknown as Partial<ScalePlatformSpec>);
     const ref = { label: "20260101-000000F", type: "full" as const, startTime: "a", stopTime: "b" };
     platform.status = {
       backup: {

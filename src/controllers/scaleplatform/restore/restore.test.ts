@@ -3,7 +3,7 @@ import type { ScalePlatformSpec } from "../../../api/v1alpha1/scaleplatform.ts";
 import type { ScalePlatformRestore } from "../../../api/v1alpha1/scaleplatformrestore.ts";
 import { platformInputs } from "../desired/common.ts";
 import { desiredDatabaseStatefulSet } from "../desired/database.ts";
-import { makePlatform, TEST_CONFIG } from "../testing.ts";
+import { makePlatform, TEST_BACKUP, TEST_CONFIG } from "../testing.ts";
 import { desiredRestoreJob } from "./desired.ts";
 import { dbServesFrom, jobOutcome, restoredTimeline, withPhase } from "./status.ts";
 import { checkTarget, servingTimeline } from "./target.ts";
@@ -84,17 +84,7 @@ describe("restore target", () => {
 });
 
 describe("restore children and status", () => {
-  const S3 = {
-    repository: {
-      s3: {
-        endpoint: "s3.kube-system.svc:443",
-        bucket: "backups",
-        credentialsSecretRef: { name: "s3-creds" },
-        caRef: { configMapName: "kube-root-ca.crt" },
-      },
-    },
-  };
-  const p = makePlatform("shop", { backup: S3 } as unknown as Partial<ScalePlatformSpec>);
+  const p = makePlatform("shop", { backup: TEST_BACKUP } as unknown as Partial<ScalePlatformSpec>);
   const inp = platformInputs(p, p.spec, TEST_CONFIG, { certManager: false, customMetrics: false });
   const r: ScalePlatformRestore = {
     apiVersion: "cronscale.io/v1alpha1",
