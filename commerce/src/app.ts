@@ -100,6 +100,7 @@ export async function buildApp({ config, db, logger, webhookPollSeconds }: AppDe
     ratePerMinute(config.PLATFORM_PLAN, config.COMMERCE_RATE_LIMIT_PER_MINUTE),
     internalToken,
   );
+  app.addHook("onClose", () => limiter.stop());
 
   // The API belongs to the API host: on the store and admin hosts it does not exist. Requests to
   // other names (the pod address, a port-forward) are served, so probes and scrapes work.

@@ -7,6 +7,7 @@ import * as m0003 from "./migrations/0003_payments_webhooks.ts";
 import * as m0004 from "./migrations/0004_store_accounts_carts.ts";
 import * as m0005 from "./migrations/0005_admin_auth.ts";
 import * as m0006 from "./migrations/0006_order_shipping_address.ts";
+import * as m0007 from "./migrations/0007_gcra_key_notify.ts";
 import type { Database } from "./schema.ts";
 
 // bigint (int8) as number: money in minor units and counts stay far below 2^53.
@@ -23,6 +24,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0004_store_accounts_carts": m0004,
   "0005_admin_auth": m0005,
   "0006_order_shipping_address": m0006,
+  "0007_gcra_key_notify": m0007,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

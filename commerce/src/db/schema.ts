@@ -170,6 +170,12 @@ export interface RateLimitCountersTable {
   count: number;
 }
 
+/** GCRA state per rate-limited key: the theoretical arrival time (migration 0007). */
+export interface RateLimitBucketsTable {
+  key: string;
+  tat: Timestamp;
+}
+
 export interface PaymentsTable {
   id: string;
   orderId: string;
@@ -268,6 +274,7 @@ export interface Database {
   signingKeys: SigningKeysTable;
   idempotencyKeys: IdempotencyKeysTable;
   rateLimitCounters: RateLimitCountersTable;
+  rateLimitBuckets: RateLimitBucketsTable;
 }
 
 export type Product = Selectable<ProductsTable>;

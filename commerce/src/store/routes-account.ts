@@ -24,7 +24,7 @@ const registerForm = z.object({
   password: z.string().min(10).max(200),
 });
 
-/** Sign-in attempts per email and minute (shared by all replicas: the API's counter table). */
+/** Sign-in attempts per email and minute (shared by all replicas: the API's GCRA buckets). */
 export const SIGN_IN_ATTEMPTS_PER_MINUTE = 5;
 
 export async function accountRoutes(app: FastifyInstance, store: Store): Promise<void> {
@@ -77,10 +77,10 @@ export async function accountRoutes(app: FastifyInstance, store: Store): Promise
     const email = typeof body.email === "string" ? body.email : undefined;
     if (f.success) {
       // Guessing passwords is bounded per account, whichever replica or address the guesses come from.
-      const { count, reset } = await attempts.take(`store-sign-in:${f.data.email.toLowerCase()}`);
-      if (count > SIGN_IN_ATTEMPTS_PER_MINUTE) {
-        reply.header("retry-after", String(reset));
-        const error = t.tooManySignIns(reset);
+      const { admitted, retryAfter } = await attempts.take(`store-sign-in:${f.data.email.toLowerCase()}`);
+      if (!admitted) {
+        reply.header("retry-after", String(retryAfter));
+        const error = t.tooManySignIns(retryAfter);
         return store.page(req, reply, t.signIn, (ctx) => SignInBody({ ctx, next, email, error }), {
           status: 429,
         });
