@@ -144,8 +144,8 @@ export class RateLimiter {
     const { rows } = await sql<{
       granted: number;
       available: number;
-      wait_seconds: number;
-      full_seconds: number;
+      waitSeconds: number;
+      fullSeconds: number;
     }>`
       select * from rate_limit_lease(${key}, ${this.interval}::float8, ${this.quota}::int, ${need}::int,
         ${want}::int, ${LEASE_SHARE}::float8, ${giveBack}::int)`.execute(this.db);
