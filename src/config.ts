@@ -139,6 +139,20 @@ const ArchiveSchema = z.object({
     .describe(
       "PostgreSQL connection string of the execution archive; empty: no archive (chart: from a Secret)",
     ),
+  secret: z
+    .object({
+      name: z
+        .string()
+        .default("")
+        .describe(
+          "Secret in the operator's namespace with the archive's DSN (key dsn, or password for the PostgreSQL at host); made at start with a generated password when missing, never changed. Unused when dsn is set",
+        ),
+      host: z
+        .string()
+        .default("")
+        .describe("Host of the chart's PostgreSQL (its Service), for the DSN of that Secret"),
+    })
+    .prefault({}),
   window: z.coerce
     .number()
     .int()
@@ -173,6 +187,26 @@ const ArchiveSchema = z.object({
           "PEM certificate (chain) of the history endpoint; with keyFile it serves HTTPS, else plain HTTP",
         ),
       keyFile: z.string().default("").describe("PEM private key of that certificate"),
+      secret: z
+        .object({
+          name: z
+            .string()
+            .default("")
+            .describe(
+              "kubernetes.io/tls Secret in the operator's namespace served when certFile is empty; made at start when missing (a CA in ca.crt and a certificate for dnsNames, 127.0.0.1 and ::1), never changed",
+            ),
+          dnsNames: z
+            .string()
+            .default("")
+            .transform((s) =>
+              s
+                .split(",")
+                .map((n) => n.trim())
+                .filter(Boolean),
+            )
+            .describe("Comma-separated DNS names of the certificate that Secret is made with"),
+        })
+        .prefault({}),
     })
     .prefault({})
     .describe(

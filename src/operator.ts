@@ -2,7 +2,9 @@
 // probes) → signals. Wiring only; behaviour lives in the controllers and the runtime. The
 // process entry is main.ts, which loads this module.
 
-import { loadConfig } from "./config.ts";
+import type { Logger } from "pino";
+import type { HistoryTls } from "./archive/http.ts";
+import { type Config, loadConfig } from "./config.ts";
 import {
   platformControllerConfigFrom,
   registerScalePlatformControllers,
@@ -14,6 +16,43 @@ import { registerNotificationControllers } from "./notify/index.ts";
 import { RealKubeClient } from "./runtime/client.ts";
 import { createKubeManager, loadKubeConfig } from "./runtime/kube.ts";
 import { KubeTransport } from "./runtime/rest.ts";
+
+/**
+ * The archive's DSN and the history endpoint's certificate: as configured, or from the Secrets
+ * named in the configuration, which are made in the operator's namespace when missing.
+ */
+async function archiveSecrets(
+  cfg: Config,
+  client: RealKubeClient,
+  log: Logger,
+): Promise<{ dsn: string; tls: HistoryTls | undefined }> {
+  const a = cfg.archive;
+  const namespace = cfg.leaderElection.namespace;
+  if (!a.dsn && !a.secret.name) return { dsn: "", tls: undefined };
+  const fromSecret = !a.dsn || (!a.tls.certFile && a.tls.secret.name);
+  if (!fromSecret) return { dsn: a.dsn, tls: a.tls };
+  const m = await import("./archive/secrets.ts");
+  const dsn =
+    a.dsn ||
+    (await m.withRetries(
+      "archive secret",
+      () => m.ensureArchiveSecret(client, { namespace, name: a.secret.name, host: a.secret.host, log }),
+      log,
+    ));
+  if (a.tls.certFile || !a.tls.secret.name) return { dsn, tls: a.tls };
+  const pem = await m.withRetries(
+    "history TLS secret",
+    () =>
+      m.ensureHistoryTlsSecret(client, {
+        namespace,
+        name: a.tls.secret.name,
+        dnsNames: a.tls.secret.dnsNames,
+        log,
+      }),
+    log,
+  );
+  return { dsn, tls: pem };
+}
 
 /** Starts the operator and resolves with the process exit code once it has stopped. */
 export async function runOperator(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
@@ -39,17 +78,18 @@ export async function runOperator(argv: readonly string[], env: NodeJS.ProcessEn
       : false,
     shutdownTimeoutMs: cfg.shutdownTimeoutSeconds * 1000,
   });
+  // The archive's Secrets the chart leaves to the operator (made here when missing, never changed).
+  const { dsn, tls: historyTls } = await archiveSecrets(cfg, new RealKubeClient(transport), log);
   // The archive's modules (PostgreSQL client, query builder, HTTP server) load only when an archive
   // is configured: about a fifth of the operator's start-up CPU otherwise (docs/benchmarks.md).
-  const archiveMods = cfg.archive.dsn
+  const archiveMods = dsn
     ? await Promise.all([
         import("./archive/store.ts"),
         import("./archive/maintenance.ts"),
         import("./archive/http.ts"),
       ])
     : undefined;
-  const archive =
-    archiveMods && cfg.archive.dsn ? new archiveMods[0].PgExecutionArchive(cfg.archive.dsn) : undefined;
+  const archive = archiveMods && dsn ? new archiveMods[0].PgExecutionArchive(dsn) : undefined;
   const stopMaintenance =
     archive && archiveMods
       ? archiveMods[1].startArchiveMaintenance(archive, {
@@ -69,7 +109,7 @@ export async function runOperator(argv: readonly string[], env: NodeJS.ProcessEn
   const history =
     archive && archiveMods
       ? await archiveMods[2].startHistoryServer(
-          { host: cfg.archive.httpHost, port: cfg.archive.httpPort, log, tls: cfg.archive.tls },
+          { host: cfg.archive.httpHost, port: cfg.archive.httpPort, log, tls: historyTls },
           {
             archive,
             authorizer: new archiveMods[2].KubeAuthorizer(new RealKubeClient(transport)),

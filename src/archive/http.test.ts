@@ -1,6 +1,10 @@
+import { get as httpsGet } from "node:https";
+import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import type { TaskExecutionSpec } from "../api/v1alpha1/taskexecution.ts";
-import { type Access, type Authorizer, handle, parseSince } from "./http.ts";
+import { silentLogger } from "../log.ts";
+import { issueServingTls } from "../runtime/x509.ts";
+import { type Access, type Authorizer, handle, parseSince, startHistoryServer } from "./http.ts";
 import { MemoryExecutionArchive } from "./memory.ts";
 
 /** Tokens and what each may do: "reader" may get task a in ns; "lister" may list in ns. */
@@ -122,5 +126,36 @@ describe("history endpoint", () => {
       ).status,
     ).toBe(400);
     expect(parseSince("24h", NOW)?.toISOString()).toBe("2026-11-01T00:00:00.000Z");
+  });
+});
+
+describe("history endpoint over TLS from PEM text (a Secret the operator read)", () => {
+  it("serves HTTPS a client trusting the Secret's CA accepts", async () => {
+    const tls = issueServingTls({
+      caName: "history CA",
+      commonName: "history",
+      dnsNames: ["history.ns.svc"],
+      ipAddresses: ["127.0.0.1"],
+      days: 1,
+    });
+    const server = await startHistoryServer(
+      { host: "127.0.0.1", port: 0, log: silentLogger(), tls: { cert: tls.cert, key: tls.key } },
+      await deps(),
+    );
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const status = await new Promise<number | undefined>((resolve, reject) => {
+        httpsGet(
+          { host: "127.0.0.1", port, path: "/api/v1/namespaces/ns/scheduledtasks/a/history", ca: tls.ca },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode);
+          },
+        ).on("error", reject);
+      });
+      expect(status).toBe(401);
+    } finally {
+      server.close();
+    }
   });
 });

@@ -145,11 +145,11 @@ export async function handle(
   return { status: 200, body: { month, items: await deps.archive.usage(namespace, month, usageTask) } };
 }
 
-/** Serving certificate and key files (PEM); both empty: plain HTTP. */
-export interface HistoryTls {
-  certFile: string;
-  keyFile: string;
-}
+/**
+ * Serving certificate and key: files (PEM, re-read when they change; both empty: plain HTTP), or
+ * the PEM text itself (from a Secret the operator read at start).
+ */
+export type HistoryTls = { certFile: string; keyFile: string } | { cert: string; key: string };
 
 /** How often the certificate files are checked for a renewal. */
 const TLS_RELOAD_MS = 60_000;
@@ -173,9 +173,11 @@ export async function startHistoryServer(
         res.end(JSON.stringify(reply.body));
       });
   };
-  const tls = o.tls?.certFile && o.tls.keyFile ? o.tls : undefined;
+  const tls = o.tls && "certFile" in o.tls && o.tls.certFile && o.tls.keyFile ? o.tls : undefined;
   let server: Server;
-  if (tls) {
+  if (o.tls && "cert" in o.tls) {
+    server = createHttpsServer({ cert: o.tls.cert, key: o.tls.key }, onRequest);
+  } else if (tls) {
     const read = () => ({ cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) });
     let current = read();
     const secure = createHttpsServer(current, onRequest);
