@@ -93,7 +93,12 @@ export async function buildApp({ config, db, logger, webhookPollSeconds }: AppDe
   });
   const tokens = new TokenService(db, config.issuer);
   await tokens.init();
-  const auth = new Authenticator(db, tokens, config.API_KEY);
+  const auth = new Authenticator(db, tokens, config.API_KEY, {
+    databaseUrl: config.databaseUrl,
+    registry: metrics.registry,
+  });
+  await auth.start();
+  app.addHook("onClose", () => auth.stop());
   const internalToken = newInternalToken();
   const limiter = new RateLimiter(
     db,

@@ -1,7 +1,7 @@
 import { generateKeyPair, SignJWT } from "jose";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { body, type Service, startService } from "./support/harness.ts";
+import { body, freshDatabase, type Service, startService } from "./support/harness.ts";
 
 describe("authentication and scopes", () => {
   let svc: Service;
@@ -215,5 +215,73 @@ describe("OAuth 2.0 client credentials and JWT access tokens", () => {
 
     expect((await svc.call(`/api/v1/oauth-clients/${client.id}`, { method: "DELETE" })).status).toBe(204);
     expect((await svc.call("/api/v1/products", { key: good })).status).toBe(401);
+  });
+});
+
+describe("issued API keys across replicas", () => {
+  let replicas: Service[];
+  beforeAll(async () => {
+    const url = await freshDatabase();
+    replicas = [await startService({}, url), await startService({}, url), await startService({}, url)];
+  });
+  afterAll(() => Promise.all(replicas.map((r) => r.close())));
+
+  it("are served from each replica's cache, and a revoked key is refused on every replica within 1 s", async () => {
+    const k = await body(
+      await replicas[0]!.call("/api/v1/api-keys", {
+        method: "POST",
+        json: { name: "sync", scopes: ["products:read"] },
+      }),
+    );
+    for (const r of replicas) expect((await r.call("/api/v1/products", { key: k.key })).status).toBe(200);
+    // Cached: a second use on each replica does not read the table.
+    const lookups = async () => {
+      const m = await replicas[0]!.app.app.inject({ url: "/metrics" });
+      return [...m.body.matchAll(/^commerce_api_key_cache_requests_total\{result="(\w+)"\} (\d+)/gm)];
+    };
+    const hits = async () => (await lookups()).find((m) => m[1] === "hit")?.[2];
+    const before = Number((await hits()) ?? 0);
+    for (let i = 0; i < 5; i++) await replicas[0]!.call("/api/v1/products", { key: k.key });
+    expect(Number(await hits())).toBe(before + 5);
+
+    const revokedAt = Date.now();
+    expect((await replicas[1]!.call(`/api/v1/api-keys/${k.id}`, { method: "DELETE" })).status).toBe(204);
+    const refusedAfter = await Promise.all(
+      replicas.map(async (r) => {
+        for (;;) {
+          if ((await r.call("/api/v1/products", { key: k.key })).status === 401)
+            return Date.now() - revokedAt;
+          if (Date.now() - revokedAt > 5_000) return Number.POSITIVE_INFINITY;
+          await new Promise((res) => setTimeout(res, 20));
+        }
+      }),
+    );
+    for (const ms of refusedAfter) expect(ms).toBeLessThan(1_000);
+  });
+
+  it("keep the last-used time at minute precision without a write per request", async () => {
+    const k = await body(
+      await replicas[0]!.call("/api/v1/api-keys", { method: "POST", json: { name: "u", scopes: ["*"] } }),
+    );
+    expect((await replicas[2]!.call("/api/v1/products", { key: k.key })).status).toBe(200);
+    const first = await sql<{ t: Date }>`select last_used_at as t from api_keys where id = ${k.id}`.execute(
+      replicas[0]!.db,
+    );
+    expect(first.rows[0]?.t.getTime()).toBeGreaterThan(Date.now() - 60_000);
+    // Pretend the last write was two minutes ago: later uses are written by the periodic flush
+    // (here: the one at shutdown), not by the requests themselves.
+    await sql`update api_keys set last_used_at = now() - interval '2 minutes' where id = ${k.id}`.execute(
+      replicas[0]!.db,
+    );
+    expect((await replicas[2]!.call("/api/v1/products", { key: k.key })).status).toBe(200);
+    const stale = await sql<{ t: Date }>`select last_used_at as t from api_keys where id = ${k.id}`.execute(
+      replicas[0]!.db,
+    );
+    expect(stale.rows[0]?.t.getTime()).toBeLessThan(Date.now() - 100_000);
+    await replicas[2]!.app.app.close();
+    const flushed = await sql<{ t: Date }>`select last_used_at as t from api_keys where id = ${k.id}`.execute(
+      replicas[0]!.db,
+    );
+    expect(flushed.rows[0]?.t.getTime()).toBeGreaterThan(Date.now() - 60_000);
   });
 });

@@ -1,5 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { sql } from "kysely";
+import client from "prom-client";
+import { NotifiedCache } from "../cache/notified.ts";
 import type { DB } from "../db/database.ts";
 import { Problem } from "../http/problem.ts";
 import { covers } from "./scopes.ts";
@@ -40,17 +42,45 @@ const unauthorized = (detail: string, error?: string) =>
     },
   );
 
+/** The channel migration 0007's trigger notifies with a key's hash when it is revoked or changed. */
+export const API_KEY_CHANNEL = "commerce_api_key_changed";
+const LAST_USED_FLUSH_MS = 60_000;
+
 export class Authenticator {
   private readonly db: DB;
   private readonly tokens: TokenService;
   private readonly operatorKey: string | undefined;
   /** In-process credentials (never sent over the network): the admin interface's API calls. */
   private readonly internal = new Map<string, Principal>();
+  /**
+   * Issued API keys by hash, per replica: a revocation (or any change of the row) notifies every
+   * replica at commit and they drop the key; while not listening every request reads the table.
+   */
+  private readonly keys: NotifiedCache<{ id: string; scopes: string[] } | undefined>;
+  /** Keys used since the last flush of their last-used time. */
+  private readonly used = new Set<string>();
+  private flusher?: NodeJS.Timeout;
 
-  constructor(db: DB, tokens: TokenService, operatorKey: string | undefined) {
+  constructor(
+    db: DB,
+    tokens: TokenService,
+    operatorKey: string | undefined,
+    opts: { databaseUrl: string; registry?: client.Registry },
+  ) {
     this.db = db;
     this.tokens = tokens;
     this.operatorKey = operatorKey;
+    this.keys = new NotifiedCache(opts.databaseUrl, API_KEY_CHANNEL, {
+      maxEntries: 10_000,
+      requests: opts.registry
+        ? new client.Counter({
+            name: "commerce_api_key_cache_requests_total",
+            help: "API key lookups by cache result (hit, miss, bypass while not listening).",
+            labelNames: ["result"] as const,
+            registers: [opts.registry],
+          })
+        : undefined,
+    });
   }
 
   /**
@@ -88,23 +118,54 @@ export class Authenticator {
     if (this.operatorKey && sameSecret(credential, this.operatorKey)) {
       return { id: "key:operator", kind: "operator-key", scopes: ["*"] };
     }
-    const key = await this.db
-      .selectFrom("apiKeys")
-      .select(["id", "scopes"])
-      .where("hash", "=", sha256(credential))
-      .where("revokedAt", "is", null)
-      .executeTakeFirst();
+    const hash = sha256(credential);
+    let first = false;
+    const key = await this.keys.get(hash, async () => {
+      first = true;
+      return this.db
+        .selectFrom("apiKeys")
+        .select(["id", "scopes"])
+        .where("hash", "=", hash)
+        .where("revokedAt", "is", null)
+        .executeTakeFirst();
+    });
     if (!key) throw unauthorized("unknown or revoked API key", "invalid_token");
-    // Last-used time at minute precision: one write per key and minute, not per request.
+    // Last-used time at minute precision: written at once when a replica first meets the key, then
+    // at most once a minute by the flush below (one write for every key used meanwhile).
+    if (first) await this.markUsed([key.id]);
+    else this.used.add(key.id);
+    return { id: `key:${key.id}`, kind: "api-key", scopes: key.scopes };
+  }
+
+  private async markUsed(ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
     await this.db
       .updateTable("apiKeys")
       .set({ lastUsedAt: sql<Date>`now()` })
-      .where("id", "=", key.id)
+      .where("id", "in", ids)
       .where((eb) =>
         eb.or([eb("lastUsedAt", "is", null), eb("lastUsedAt", "<", sql<Date>`now() - interval '1 minute'`)]),
       )
       .execute();
-    return { id: `key:${key.id}`, kind: "api-key", scopes: key.scopes };
+  }
+
+  /** Listens for key changes and starts the periodic last-used flush. */
+  async start(): Promise<void> {
+    await this.keys.start();
+    this.flusher = setInterval(() => void this.flush().catch(() => {}), LAST_USED_FLUSH_MS).unref();
+  }
+
+  /** Writes the last-used time of the keys used since the last flush. */
+  async flush(): Promise<void> {
+    const ids = [...this.used];
+    this.used.clear();
+    await this.markUsed(ids);
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.flusher);
+    await this.keys.stop();
+    await this.flush().catch(() => {});
   }
 
   /** onRequest hook: who is calling. */
