@@ -1,7 +1,6 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { ApiError } from "../runtime/errors.ts";
 import { OidcError, type OidcSignIn } from "./auth-oidc.ts";
-import type { Ctx } from "./server.ts";
+import type { Ctx, FastifyInstance, FastifyRequest } from "./context.ts";
 import type { Session } from "./sessions.ts";
 import { SIGN_IN_PATH } from "./views/layout.ts";
 import { OidcFailed, SignedIn } from "./views/signin.ts";
@@ -22,17 +21,18 @@ const TX_COOKIE = "cronscale_oidc";
 /** Refresh the ID token when less than this is left of it. */
 export const DEFAULT_REFRESH_BEFORE_MS = 60_000;
 
-export interface OidcRouteDeps {
-  oidc: OidcSignIn;
-  setSessionCookie(reply: FastifyReply, s: Session): void;
-  safeNext(v: unknown): string;
-  refreshBeforeMs?: number;
+/**
+ * Registers the start and callback routes and the refresh hook (after the session hook); nothing
+ * when OpenID Connect is not configured.
+ */
+export function registerOidcRoutes(app: FastifyInstance, ctx: Ctx): void {
+  const oidc = ctx.opts.oidc;
+  if (!oidc) return;
+  registerOidc(app, ctx, oidc);
 }
 
-/** Registers the start and callback routes and the refresh hook (after the session hook). */
-export function registerOidcRoutes(app: FastifyInstance, ctx: Ctx, deps: OidcRouteDeps): void {
-  const { oidc } = deps;
-  const refreshBefore = deps.refreshBeforeMs ?? DEFAULT_REFRESH_BEFORE_MS;
+function registerOidc(app: FastifyInstance, ctx: Ctx, oidc: OidcSignIn): void {
+  const refreshBefore = ctx.opts.oidcRefreshBeforeMs ?? DEFAULT_REFRESH_BEFORE_MS;
   const txCookie = { path: OIDC_CALLBACK_PATH, httpOnly: true, secure: true, sameSite: "lax" as const };
 
   // Before any handler: a signed-in OIDC viewer whose ID token is about to expire gets a new one;
@@ -75,7 +75,7 @@ export function registerOidcRoutes(app: FastifyInstance, ctx: Ctx, deps: OidcRou
   }
 
   app.post(OIDC_START_PATH, async (req, reply) => {
-    const next = deps.safeNext((req.body as Record<string, unknown>).next);
+    const next = ctx.safeNext((req.body as Record<string, unknown>).next);
     try {
       const { transaction, url } = await oidc.start(next);
       reply.setCookie(TX_COOKIE, transaction, { ...txCookie, maxAge: 600 });
@@ -104,7 +104,7 @@ export function registerOidcRoutes(app: FastifyInstance, ctx: Ctx, deps: OidcRou
       const user = await api.whoAmI();
       const s = ctx.sessions.signIn(req.session, user, api);
       s.oidc = { idToken: tokens.idToken, refreshToken: tokens.refreshToken, expiresAt: tokens.expiresAt };
-      deps.setSessionCookie(reply, s);
+      ctx.setSessionCookie(reply, s);
       req.log.info({ user: user.username, issuer: oidc.settings.issuerUrl }, "signed in");
       return ctx.page(reply, s, "Signed in", SignedIn({ next: tokens.next }));
     } catch (err) {

@@ -116,7 +116,8 @@ export interface ViewerApi {
   /**
    * The Prometheus text of each ready pod matching `selector`, read on its `http` container port
    * through the API server's pod proxy as the viewer (RBAC: `list pods`, `get pods/proxy`). A pod
-   * that does not answer is left out.
+   * that does not answer is left out. Read at the pod's `prometheus.io/path` annotation (the
+   * operator's configured path), or at `path` on a pod without it.
    */
   podMetricsTexts(namespace: string, selector: string, path: string): Promise<Map<string, string>>;
   listPlatformBackups(namespace: string): Promise<ScalePlatformBackup[]>;
@@ -428,10 +429,12 @@ export class KubeViewerApi implements ViewerApi {
             ?.flatMap((c) => c.ports ?? [])
             .find((x) => x.name === "http")?.containerPort;
           if (!port) return;
+          // The path the operator announces on the pod (its configured metricsPath), else `path`.
+          const at = p.metadata.annotations?.["prometheus.io/path"] ?? path;
           try {
             const text = await this.t.request<unknown>(
               "GET",
-              `/api/v1/namespaces/${ns(namespace)}/pods/${ns(name)}:${port}/proxy${path}`,
+              `/api/v1/namespaces/${ns(namespace)}/pods/${ns(name)}:${port}/proxy${at}`,
               { accept: "text/plain", timeoutMs: 5000 },
             );
             if (typeof text === "string") out.set(name, text);

@@ -1,7 +1,7 @@
+import { checkTarget } from "../api/restore-target.ts";
 import { API_VERSION } from "../api/v1alpha1/kind.ts";
 import type { ScalePlatform } from "../api/v1alpha1/scaleplatform.ts";
 import type { ScalePlatformRestore, ScalePlatformRestoreSpec } from "../api/v1alpha1/scaleplatformrestore.ts";
-import { checkTarget } from "../controllers/scaleplatform/restore/target.ts";
 import { zoneOffset } from "../cron/zone.ts";
 import type { KubeObject } from "../runtime/types.ts";
 

@@ -1,22 +1,14 @@
-import type { FastifyInstance, FastifyReply } from "fastify";
 import { API_VERSION } from "../api/v1alpha1/kind.ts";
-import type { ScalePlatformBackup } from "../api/v1alpha1/scaleplatformbackup.ts";
 import { ApiError } from "../runtime/errors.ts";
 import { allowed } from "./access.ts";
-import {
-  NO_RESTORE_INPUT,
-  type RestoreState,
-  recoveryData,
-  recoverySection,
-  registerRestoreRoutes,
-} from "./routes-restore.ts";
-import type { Ctx } from "./server.ts";
+import { backupsPage, manualBackups } from "./backups-page.ts";
+import type { Ctx, FastifyInstance } from "./context.ts";
 import { type Session, viewerApi } from "./sessions.ts";
-import { followShared, livePlatform, sharedList } from "./shared-read.ts";
+import { followShared, livePlatform } from "./shared-read.ts";
 import { openEventStream } from "./sse.ts";
 import { renderFragment } from "./views/html.ts";
-import { PLATFORMS_PATH } from "./views/layout.ts";
-import { BackupsPage, backupsHref, backupsOf, ManualBackups } from "./views/platform-backups.ts";
+import { backupsHref, PLATFORMS_PATH } from "./views/layout.ts";
+import { ManualBackups } from "./views/platform-backups.ts";
 
 // A platform's backups: the page, Back up now (creates a ScalePlatformBackup as the viewer),
 // Cancel (deletes a running one: the operator deletes its Job, whose runner stops pgBackRest),
@@ -27,50 +19,6 @@ type Params = { ns: string; name: string };
 const ROUTE = `${PLATFORMS_PATH}/:ns/:name/backups`;
 
 export function registerBackupRoutes(app: FastifyInstance, ctx: Ctx): void {
-  /** The viewer's on-demand backups of the platform; undefined when the viewer may not list them. */
-  async function manual(s: Session, ns: string, name: string): Promise<ScalePlatformBackup[] | undefined> {
-    try {
-      const shared = await sharedList(s, ctx.opts.platformLists?.backups, "scaleplatformbackups", ns);
-      return backupsOf(shared ?? (await viewerApi(s).listPlatformBackups(ns)), name);
-    } catch (err) {
-      if (err instanceof ApiError && err.statusCode === 403) return undefined;
-      throw err;
-    }
-  }
-
-  async function page(
-    reply: FastifyReply,
-    s: Session,
-    ns: string,
-    name: string,
-    problem?: string,
-    status = 200,
-    restore: RestoreState = NO_RESTORE_INPUT,
-  ) {
-    const [platform, backups, create, cancel, recovery] = await Promise.all([
-      viewerApi(s).getPlatform(ns, name),
-      manual(s, ns, name),
-      allowed(s, "create", "scaleplatformbackups", ns),
-      allowed(s, "delete", "scaleplatformbackups", ns),
-      recoveryData(s, ctx.opts.platformLists, ns, name),
-    ]);
-    const flash = s.flash;
-    s.flash = undefined;
-    const body = BackupsPage({
-      platform,
-      backups,
-      session: s,
-      can: { create, cancel },
-      flash,
-      problem,
-      eventsHref: `${backupsHref(ns, name)}/events`,
-      recovery: recoverySection(platform, s, recovery, restore),
-    });
-    return ctx.page(reply, s, `Backups of ${name}`, body, status);
-  }
-
-  registerRestoreRoutes(app, ctx, page);
-
   const refused = (err: unknown) =>
     err instanceof ApiError && [400, 403, 404, 409, 422].includes(err.statusCode)
       ? ((err.body as { message?: string } | undefined)?.message ?? err.message)
@@ -80,7 +28,7 @@ export function registerBackupRoutes(app: FastifyInstance, ctx: Ctx): void {
     const s = req.session as Session;
     const { ns, name } = req.params as Params;
     try {
-      return await page(reply, s, ns, name);
+      return await backupsPage(ctx, reply, s, ns, name);
     } catch (err) {
       return ctx.fail(reply, s, err);
     }
@@ -107,7 +55,8 @@ export function registerBackupRoutes(app: FastifyInstance, ctx: Ctx): void {
       return reply.redirect(backupsHref(ns, name), 303);
     } catch (err) {
       const message = refused(err);
-      if (message && err instanceof ApiError) return page(reply, s, ns, name, message, err.statusCode);
+      if (message && err instanceof ApiError)
+        return backupsPage(ctx, reply, s, ns, name, { problem: message, status: err.statusCode });
       return ctx.fail(reply, s, err);
     }
   });
@@ -125,7 +74,8 @@ export function registerBackupRoutes(app: FastifyInstance, ctx: Ctx): void {
       return reply.redirect(backupsHref(ns, name), 303);
     } catch (err) {
       const message = refused(err);
-      if (message && err instanceof ApiError) return page(reply, s, ns, name, message, err.statusCode);
+      if (message && err instanceof ApiError)
+        return backupsPage(ctx, reply, s, ns, name, { problem: message, status: err.statusCode });
       return ctx.fail(reply, s, err);
     }
   });
@@ -145,7 +95,7 @@ export function registerBackupRoutes(app: FastifyInstance, ctx: Ctx): void {
       try {
         const [platform, backups, cancel] = await Promise.all([
           livePlatform(s, lists, ns, name),
-          manual(s, ns, name),
+          manualBackups(ctx, s, ns, name),
           allowed(s, "delete", "scaleplatformbackups", ns),
         ]);
         if (!stream.signal.aborted)

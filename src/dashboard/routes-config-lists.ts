@@ -1,4 +1,3 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { ApiError } from "../runtime/errors.ts";
 import {
   applyOfEntry,
@@ -10,14 +9,13 @@ import {
   removalPatch,
 } from "./config-lists.ts";
 import { conflictsOf, fieldManager, formFromBody } from "./config-model.ts";
-import type { PlatformPageFn } from "./routes-config.ts";
-import type { Ctx } from "./server.ts";
+import type { Ctx, FastifyInstance, FastifyReply, FastifyRequest } from "./context.ts";
+import { platformPage } from "./platform-page.ts";
 import { type Session, viewerApi } from "./sessions.ts";
 import { apiErrorsByField } from "./task-model.ts";
-import { PLATFORMS_PATH } from "./views/layout.ts";
+import { PLATFORMS_PATH, platformHref } from "./views/layout.ts";
 import type { ConfigState } from "./views/platform-config.ts";
 import { RemoveEntryPage } from "./views/platform-config-lists.ts";
-import { platformHref } from "./views/platforms.ts";
 
 // Adding, editing and removing payment gateways and shipping methods, as the viewer.
 //
@@ -39,7 +37,7 @@ type Params = { ns: string; name: string; list: string; entry?: string };
 
 const ROUTE = `${PLATFORMS_PATH}/:ns/:name/config/:list/entries`;
 
-export function registerConfigListRoutes(app: FastifyInstance, ctx: Ctx, page: PlatformPageFn): void {
+export function registerConfigListRoutes(app: FastifyInstance, ctx: Ctx): void {
   const listOf = (id: string) => {
     const list = configList(id);
     if (!list) throw new ApiError(404, "NotFound", `no configuration list ${id}`);
@@ -55,11 +53,9 @@ export function registerConfigListRoutes(app: FastifyInstance, ctx: Ctx, page: P
       const body = req.body as Record<string, unknown>;
       const form = formFromBody(g, body);
       const again = (state: Omit<ConfigState, "group" | "form" | "entry">, status: number) =>
-        page(reply, s, ns, name, undefined, undefined, status, {
-          group: list.id,
-          entry: entry ?? "",
-          form,
-          ...state,
+        platformPage(ctx, reply, s, ns, name, {
+          status,
+          config: { group: list.id, entry: entry ?? "", form, ...state },
         });
       const fieldOf = (path: string) => entryFieldOf(list, g, path);
       const platform = await viewerApi(s).getPlatform(ns, name);

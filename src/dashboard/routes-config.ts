@@ -1,4 +1,3 @@
-import type { FastifyInstance, FastifyReply } from "fastify";
 import { ApiError } from "../runtime/errors.ts";
 import {
   applyOf,
@@ -8,15 +7,14 @@ import {
   fieldManager,
   formFromBody,
 } from "./config-model.ts";
-import { registerConfigListRoutes } from "./routes-config-lists.ts";
-import type { Ctx } from "./server.ts";
+import type { Ctx, FastifyInstance } from "./context.ts";
+import { platformPage } from "./platform-page.ts";
 import { type Session, viewerApi } from "./sessions.ts";
 import { openEventStream } from "./sse.ts";
 import { apiErrorsByField } from "./task-model.ts";
 import { renderFragment } from "./views/html.ts";
-import { PLATFORMS_PATH } from "./views/layout.ts";
+import { PLATFORMS_PATH, platformHref } from "./views/layout.ts";
 import { type ConfigState, ConfigStatus } from "./views/platform-config.ts";
-import { platformHref } from "./views/platforms.ts";
 
 // Saving a configuration group: a server-side apply, as the viewer, of that group's fields only,
 // under the group's field manager (`cronscale-dashboard-<group>`). First a dry run (dryRun=All,
@@ -29,20 +27,7 @@ import { platformHref } from "./views/platforms.ts";
 
 type Params = { ns: string; name: string; group: string };
 
-/** The platform page with a group's or list entry's posted state (routes-platforms.ts). */
-export type PlatformPageFn = (
-  reply: FastifyReply,
-  s: Session,
-  ns: string,
-  name: string,
-  revealed?: Record<string, string>,
-  problem?: string,
-  status?: number,
-  config?: ConfigState,
-) => Promise<FastifyReply>;
-
-export function registerConfigRoutes(app: FastifyInstance, ctx: Ctx, page: PlatformPageFn): void {
-  registerConfigListRoutes(app, ctx, page);
+export function registerConfigRoutes(app: FastifyInstance, ctx: Ctx): void {
   app.post(`${PLATFORMS_PATH}/:ns/:name/config/:group`, async (req, reply) => {
     const s = req.session as Session;
     const { ns, name, group } = req.params as Params;
@@ -52,7 +37,7 @@ export function registerConfigRoutes(app: FastifyInstance, ctx: Ctx, page: Platf
     const form = formFromBody(g, body);
     const force = body.force === "true";
     const again = (state: Omit<ConfigState, "group" | "form">, status: number) =>
-      page(reply, s, ns, name, undefined, undefined, status, { group: g.id, form, ...state });
+      platformPage(ctx, reply, s, ns, name, { status, config: { group: g.id, form, ...state } });
     try {
       const config = applyOf(g, await viewerApi(s).getPlatform(ns, name), form);
       // The dry run is forced: the API server checks conflicts before validation, and an invalid

@@ -1,46 +1,28 @@
-import type { FastifyInstance, FastifyReply } from "fastify";
+import { parseResources } from "../api/quantities.ts";
 import { API_VERSION } from "../api/v1alpha1/kind.ts";
 import type { ScalePlatform } from "../api/v1alpha1/scaleplatform.ts";
-import { DEFAULT_PLATFORM_CONFIG } from "../controllers/scaleplatform/config.ts";
-import { parseCustom, parseResources } from "../controllers/scaleplatform/desired/common.ts";
 import { ApiError } from "../runtime/errors.ts";
 import { allowed, pickNamespace } from "./access.ts";
-import { registerConfigRoutes } from "./routes-config.ts";
-import { registerUsageRoutes } from "./routes-usage.ts";
-import type { Ctx } from "./server.ts";
+import type { Ctx, FastifyInstance } from "./context.ts";
+import { deployPrices, platformPage } from "./platform-page.ts";
 import { type Session, viewerApi } from "./sessions.ts";
 import { followShared, sharedList } from "./shared-read.ts";
 import { openEventStream } from "./sse.ts";
 import { apiErrorsByField } from "./task-model.ts";
 import { renderFragment } from "./views/html.ts";
 import { PLATFORMS_PATH } from "./views/layout.ts";
-import type { ConfigState } from "./views/platform-config.ts";
 import {
   CREDENTIAL_ROWS,
   customFiguresOf,
   type DeployForm,
   DeployPage,
-  type DeployPrices,
   EMPTY_DEPLOY_FORM,
   PlatformCards,
   PlatformsPage,
-  ProgressPage,
   Steps,
 } from "./views/platforms.ts";
 
 type Q = Record<string, string | undefined>;
-
-// List prices for the estimate before launch (the operator's defaults; once launched the
-// platform's status carries the installation's own estimate).
-const { currency, Standard, Professional, Enterprise, perVcpu, perGiBMemory, perGiBStorage } =
-  DEFAULT_PLATFORM_CONFIG.prices;
-const PRICES: DeployPrices = {
-  plans: { Standard, Professional, Enterprise },
-  perVcpu,
-  perGiBMemory,
-  perGiBStorage,
-  currency,
-};
 
 const str = (v: unknown) => (typeof v === "string" ? v.trim() : "");
 
@@ -58,48 +40,6 @@ function platformField(path: string): string {
 
 /** Routes of /dashboard/compute/platforms/scale. Every Kubernetes call uses the viewer's token. */
 export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
-  const liveUsage = registerUsageRoutes(app, ctx);
-
-  async function platformPage(
-    reply: FastifyReply,
-    s: Session,
-    ns: string,
-    name: string,
-    revealed?: Record<string, string>,
-    problem?: string,
-    status = 200,
-    config?: ConfigState,
-  ) {
-    const [platform, patch, readSecrets, live] = await Promise.all([
-      viewerApi(s).getPlatform(ns, name),
-      allowed(s, "patch", "scaleplatforms", ns),
-      allowed(s, "get", "secrets", ns),
-      liveUsage(s, ns, name),
-    ]);
-    const here = `${PLATFORMS_PATH}/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`;
-    const eventsHref = `${here}/events`;
-    const flash = s.flash;
-    s.flash = undefined;
-    const body = ProgressPage({
-      platform,
-      session: s,
-      can: { patch, readSecrets },
-      revealed,
-      live,
-      liveHref: `${here}/usage/events`,
-      flash,
-      problem,
-      eventsHref,
-      configEventsHref: `${PLATFORMS_PATH}/${encodeURIComponent(ns)}/${encodeURIComponent(name)}/config/events`,
-      config,
-      prices: PRICES,
-      custom: platform.spec.resources ? parseCustom(platform.spec) : undefined,
-    });
-    return ctx.page(reply, s, name, body, status);
-  }
-
-  registerConfigRoutes(app, ctx, platformPage);
-
   // Admin credentials on request: a POST (CSRF), read from the generated Secret as the viewer,
   // logged without the values; the page is never cached (Cache-Control: no-store on every page).
   app.post(`${PLATFORMS_PATH}/:ns/:name/credentials`, async (req, reply) => {
@@ -120,7 +60,7 @@ export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
         { user: s.user?.username, namespace: ns, platform: name },
         "platform credentials revealed",
       );
-      return await platformPage(reply, s, ns, name, revealed);
+      return await platformPage(ctx, reply, s, ns, name, { revealed });
     } catch (err) {
       return ctx.fail(reply, s, err);
     }
@@ -175,7 +115,7 @@ export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
       } catch (err) {
         if (err instanceof ApiError && [400, 409, 422].includes(err.statusCode)) {
           const message = (err.body as { message?: string } | undefined)?.message ?? err.message;
-          return platformPage(reply, s, ns, name, undefined, message, err.statusCode);
+          return platformPage(ctx, reply, s, ns, name, { problem: message, status: err.statusCode });
         }
         return ctx.fail(reply, s, err);
       }
@@ -259,7 +199,7 @@ export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
     const { namespace, name } = req.query as Q;
     try {
       const { ns } = await pickNamespace(s, ctx.opts.namespaces ?? [], namespace, "scaleplatforms");
-      if (name) return await platformPage(reply, s, ns, name);
+      if (name) return await platformPage(ctx, reply, s, ns, name);
       return ctx.page(
         reply,
         s,
@@ -270,7 +210,7 @@ export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
           form: EMPTY_DEPLOY_FORM,
           errors: {},
           general: [],
-          prices: PRICES,
+          prices: deployPrices(ctx),
         }),
       );
     } catch (err) {
@@ -298,7 +238,7 @@ export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
         reply,
         s,
         "Deploy",
-        DeployPage({ session: s, namespace: ns, form, errors, general, prices: PRICES, custom }),
+        DeployPage({ session: s, namespace: ns, form, errors, general, prices: deployPrices(ctx), custom }),
         status,
       );
     if (body.intent !== "launch") return page({}, [], 200);

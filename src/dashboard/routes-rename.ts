@@ -1,7 +1,6 @@
-import type { FastifyInstance } from "fastify";
 import { ApiError } from "../runtime/errors.ts";
+import type { Ctx, FastifyInstance } from "./context.ts";
 import { renameTask } from "./rename.ts";
-import type { Ctx } from "./server.ts";
 import { type Session, viewerApi } from "./sessions.ts";
 import { apiErrorsByField } from "./task-model.ts";
 import { TASKS_PATH } from "./views/layout.ts";

@@ -1,8 +1,6 @@
-import type { FastifyInstance, FastifyReply } from "fastify";
-import type { ScalePlatform } from "../api/v1alpha1/scaleplatform.ts";
-import type { ScalePlatformRestore } from "../api/v1alpha1/scaleplatformrestore.ts";
 import { ApiError } from "../runtime/errors.ts";
-import { allowed } from "./access.ts";
+import { allRestores, backupsPage, recoveryData } from "./backups-page.ts";
+import type { Ctx, FastifyInstance } from "./context.ts";
 import {
   type RestoreErrors,
   type RestoreForm,
@@ -12,21 +10,13 @@ import {
   wallToInstant,
   zoneOf,
 } from "./restore-model.ts";
-import type { Ctx } from "./server.ts";
 import { type Session, viewerApi } from "./sessions.ts";
-import { followShared, livePlatform, type PlatformLists, sharedList } from "./shared-read.ts";
+import { followShared, livePlatform } from "./shared-read.ts";
 import { openEventStream } from "./sse.ts";
 import { apiErrorsByField } from "./task-model.ts";
-import { renderFragment, type VNode } from "./views/html.ts";
-import { PLATFORMS_PATH } from "./views/layout.ts";
-import { backupsHref } from "./views/platform-backups.ts";
-import {
-  AtPreview,
-  EMPTY_RESTORE_FORM,
-  Recovery,
-  ReleasePage,
-  RestoreList,
-} from "./views/platform-restore.ts";
+import { renderFragment } from "./views/html.ts";
+import { backupsHref, PLATFORMS_PATH } from "./views/layout.ts";
+import { AtPreview, ReleasePage, RestoreList } from "./views/platform-restore.ts";
 
 // Recovery of a platform (the backups page's Recovery section): a ScalePlatformRestore created
 // as the viewer after the target is checked against the recoverable window (the operator's rule)
@@ -36,80 +26,14 @@ import {
 type Params = { ns: string; name: string };
 const ROUTE = `${PLATFORMS_PATH}/:ns/:name/backups`;
 
-/** What the viewer typed and what was wrong with it. */
-export interface RestoreState {
-  form: RestoreForm;
-  errors: RestoreErrors;
-  general: string[];
-}
-export const NO_RESTORE_INPUT: RestoreState = {
-  form: EMPTY_RESTORE_FORM,
-  errors: { target: [], at: [] },
-  general: [],
-};
-
-/** The backups page (routes-backups.ts), re-rendered with the restore form's state. */
-type PageFn = (
-  reply: FastifyReply,
-  s: Session,
-  ns: string,
-  name: string,
-  problem?: string,
-  status?: number,
-  restore?: RestoreState,
-) => Promise<FastifyReply>;
-
-/** The namespace's restores: the shared list when cached (and the viewer may list them), else the viewer's LIST. */
-async function allRestores(s: Session, lists: PlatformLists | undefined, ns: string) {
-  return (
-    (await sharedList(s, lists?.restores, "scaleplatformrestores", ns)) ??
-    (await viewerApi(s).listPlatformRestores(ns))
-  );
-}
-
-/** The platform's restores (undefined when the viewer may not list them) and whether the viewer may create one. */
-export async function recoveryData(s: Session, lists: PlatformLists | undefined, ns: string, name: string) {
-  const [restores, canRestore, canRelease] = await Promise.all([
-    allRestores(s, lists, ns).then(
-      (all): ScalePlatformRestore[] | undefined => restoresOf(all, name),
-      (err) => {
-        if (err instanceof ApiError && err.statusCode === 403) return undefined;
-        throw err;
-      },
-    ),
-    allowed(s, "create", "scaleplatformrestores", ns),
-    allowed(s, "patch", "scaleplatformrestores", ns),
-  ]);
-  return { restores, canRestore, canRelease };
-}
-
-export function recoverySection(
-  platform: ScalePlatform,
-  s: Session,
-  data: Awaited<ReturnType<typeof recoveryData>>,
-  state: RestoreState,
-): VNode {
-  const base = backupsHref(platform.metadata.namespace ?? "", platform.metadata.name ?? "");
-  return Recovery({
-    platform,
-    session: s,
-    ...data,
-    ...state,
-    backups: base,
-    action: `${base}/restore`,
-    atHref: `${base}/restore/at`,
-    eventsHref: `${base}/restores/events`,
-  });
-}
-
-export function registerRestoreRoutes(app: FastifyInstance, ctx: Ctx, page: PageFn): void {
+export function registerRestoreRoutes(app: FastifyInstance, ctx: Ctx): void {
   app.post(`${ROUTE}/restore`, async (req, reply) => {
     const s = req.session as Session;
     const { ns, name } = req.params as Params;
     const body = req.body as Record<string, unknown>;
     const form: RestoreForm = { target: String(body.target ?? ""), at: String(body.at ?? "") };
     const again = (errors: RestoreErrors, general: string[], status: number) =>
-      page(reply, s, ns, name, undefined, status, { form, errors, general });
+      backupsPage(ctx, reply, s, ns, name, { status, restore: { form, errors, general } });
     try {
       const platform = await viewerApi(s).getPlatform(ns, name);
       const planned = restoreFromForm(form, platform, ctx.now());

@@ -1,9 +1,8 @@
-import type { FastifyInstance, FastifyReply } from "fastify";
 import { API_VERSION } from "../api/v1alpha1/kind.ts";
 import type { ScheduledTask } from "../api/v1alpha1/scheduledtask.ts";
 import { ApiError } from "../runtime/errors.ts";
 import { pickNamespace } from "./access.ts";
-import type { Ctx } from "./server.ts";
+import type { Ctx, FastifyInstance, FastifyReply } from "./context.ts";
 import { type Session, viewerApi } from "./sessions.ts";
 import {
   apiErrorsByField,

@@ -1,12 +1,9 @@
 import { randomUUID } from "node:crypto";
-import type { FastifyInstance, FastifyReply } from "fastify";
 import { ANNOTATION_RUN_NOW } from "../api/v1alpha1/labels.ts";
 import type { ScheduledTask } from "../api/v1alpha1/scheduledtask.ts";
 import { ApiError } from "../runtime/errors.ts";
 import { pickNamespace, taskPermissions } from "./access.ts";
-import { registerRenameRoutes } from "./routes-rename.ts";
-import { registerTaskFormRoutes } from "./routes-task-form.ts";
-import type { Ctx } from "./server.ts";
+import type { Ctx, FastifyInstance, FastifyReply } from "./context.ts";
 import { type Session, viewerApi } from "./sessions.ts";
 import { sharedList } from "./shared-read.ts";
 import { openEventStream } from "./sse.ts";
@@ -23,9 +20,6 @@ const listHref = (ns: string) => `${TASKS_PATH}?namespace=${encodeURIComponent(n
 
 /** Routes of /dashboard/compute/serverless/tasks. Every Kubernetes call uses the viewer's token. */
 export function registerTaskRoutes(app: FastifyInstance, ctx: Ctx): void {
-  registerTaskFormRoutes(app, ctx);
-  registerRenameRoutes(app, ctx);
-
   // With the shared cache (task-cache.ts) a list is the namespace's watched copy, shown only
   // when an access review says this viewer may list tasks there (cached per session, 30 s; a
   // refusal 5 s): a refusal is the 403 the viewer's own LIST would get.

@@ -1,87 +1,25 @@
 import fastifyCookie from "@fastify/cookie";
 import fastifyFormbody from "@fastify/formbody";
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from "fastify";
-import type { Logger } from "pino";
+import Fastify, { type FastifyBaseLogger } from "fastify";
 import { ApiError } from "../runtime/errors.ts";
 import { ASSETS } from "./assets.ts";
-import type { OidcSignIn } from "./auth-oidc.ts";
-import { registerOidcRoutes } from "./auth-oidc-routes.ts";
-import type { ProxyAuthSettings, ProxyIdentity } from "./auth-proxy.ts";
 import { registerProxyAuth } from "./auth-proxy-routes.ts";
-import type { ViewerApi } from "./kube.ts";
-import { registerBackupRoutes } from "./routes-backups.ts";
-import { registerPlatformRoutes } from "./routes-platforms.ts";
-import { registerTaskRoutes } from "./routes-tasks.ts";
-import { csrfMatches, type Session, SessionStore, sameOrigin } from "./sessions.ts";
-import type { PlatformLists } from "./shared-read.ts";
-import type { TaskCache } from "./task-cache.ts";
-import { renderPage, type VNode } from "./views/html.ts";
-import { BASE, ErrorBody, Layout, SIGN_IN_PATH, SIGN_OUT_PATH, TASKS_PATH } from "./views/layout.ts";
-import { SignIn } from "./views/signin.ts";
+import type { Ctx, DashboardOptions, FastifyInstance, FastifyReply } from "./context.ts";
+import { MetricsHistory } from "./platform-metrics.ts";
+import { ROUTES } from "./routes.ts";
+import { csrfMatches, SESSION_COOKIE, type Session, SessionStore, sameOrigin } from "./sessions.ts";
+import { renderPage } from "./views/html.ts";
+import { BASE, ErrorBody, Layout, SIGN_IN_PATH, TASKS_PATH } from "./views/layout.ts";
 
-/** How the dashboard is put together (all I/O injected, so tests can run it in-process). */
-export interface DashboardOptions {
-  log: Logger;
-  /** A client acting as the holder of `token` (the viewer). */
-  viewerApi: (token: string) => ViewerApi;
-  /** Namespaces offered when the viewer may not list namespaces (filtered by access reviews). */
-  namespaces?: string[];
-  sessions?: SessionStore;
-  now?: () => Date;
-  /**
-   * The task lists shared by all viewers (task-cache.ts); shown to a viewer only after an access
-   * review allows that viewer to list tasks in the namespace. Without it each list is the viewer's own LIST.
-   */
-  taskCache?: TaskCache;
-  /**
-   * The platforms, backups and restores lists shared by all viewers (shared-read.ts), shown to a
-   * viewer only after an access review allows it; their live pages follow these lists. Without
-   * it each list is the viewer's own LIST and each live page the viewer's own WATCH.
-   */
-  platformLists?: PlatformLists;
-  /** OpenID Connect sign-in (auth-oidc.ts); without it only token sign-in is offered. */
-  oidc?: OidcSignIn;
-  /** Refresh an OIDC viewer's ID token when less than this is left of it (default 60 s). */
-  oidcRefreshBeforeMs?: number;
-  /** Serve HTTPS with this key and certificate chain (PEM). */
-  tls?: { key: string | Buffer; cert: string | Buffer };
-  /**
-   * Trusted authenticating proxy (auth-proxy.ts; needs `tls`): viewers it names in headers over
-   * a connection with its client certificate, and a client acting for such a viewer (the
-   * dashboard's credentials with Impersonate-* headers).
-   */
-  proxyAuth?: { settings: ProxyAuthSettings; viewerApi: (id: ProxyIdentity) => ViewerApi };
-  /** How often the platform page's usage and performance refresh, in seconds (default 10). */
-  usageRefreshSeconds?: number;
-}
+// The fastify app: security headers, sessions, CSRF and Origin checks, error pages; then every
+// route of routes.ts with the context built here.
 
-export const SESSION_COOKIE = "cronscale_session";
+export type { DashboardOptions } from "./context.ts";
 
 // Everything comes from this origin; no inline script or style, no framing, forms post here only.
 const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
   "form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
-
-declare module "fastify" {
-  interface FastifyRequest {
-    session?: Session;
-  }
-}
-
-/** Request context every route handler gets. */
-export interface Ctx {
-  opts: DashboardOptions;
-  sessions: SessionStore;
-  now: () => Date;
-  page(
-    reply: FastifyReply,
-    session: Session | undefined,
-    title: string,
-    body: VNode,
-    status?: number,
-  ): FastifyReply;
-  fail(reply: FastifyReply, session: Session, err: unknown): FastifyReply;
-}
 
 /** Builds the dashboard's HTTP server (not listening yet). */
 export async function createDashboard(opts: DashboardOptions): Promise<FastifyInstance> {
@@ -108,13 +46,14 @@ export async function createDashboard(opts: DashboardOptions): Promise<FastifyIn
   await app.register(fastifyCookie);
   await app.register(fastifyFormbody);
 
-  const setCookie = (reply: FastifyReply, s: Session) =>
+  const setCookie = (reply: FastifyReply, s: Session) => {
     reply.setCookie(SESSION_COOKIE, s.id, {
       path: BASE,
       httpOnly: true,
       secure: true,
       sameSite: "strict",
     });
+  };
 
   app.addHook("onSend", async (req, reply, payload) => {
     // The OIDC sign-in form's POST is answered by a redirect to the provider, which form-action governs too.
@@ -175,6 +114,10 @@ export async function createDashboard(opts: DashboardOptions): Promise<FastifyIn
     opts,
     sessions,
     now,
+    metrics: new MetricsHistory(),
+    setSessionCookie: setCookie,
+    safeNext: (v) =>
+      typeof v === "string" && v.startsWith(`${BASE}/`) && !v.startsWith("//") ? v : TASKS_PATH,
     page(reply, session, title, body, status = 200) {
       return reply
         .code(status)
@@ -202,85 +145,6 @@ export async function createDashboard(opts: DashboardOptions): Promise<FastifyIn
     },
   };
 
-  const safeNext = (v: unknown) =>
-    typeof v === "string" && v.startsWith(`${BASE}/`) && !v.startsWith("//") ? v : TASKS_PATH;
-  const oidcName = opts.oidc?.settings.name;
-  if (opts.oidc) {
-    registerOidcRoutes(app, ctx, {
-      oidc: opts.oidc,
-      setSessionCookie: setCookie,
-      safeNext,
-      refreshBeforeMs: opts.oidcRefreshBeforeMs,
-    });
-  }
-
-  app.get("/dashboard/assets/*", async (req, reply) => {
-    const a = ASSETS[req.url];
-    if (!a) return reply.code(404).send();
-    return reply.type(a.type).header("Cache-Control", "public, max-age=31536000, immutable").send(a.body);
-  });
-  app.get("/", async (_req, reply) => reply.redirect(TASKS_PATH, 303));
-  app.get(BASE, async (_req, reply) => reply.redirect(TASKS_PATH, 303));
-  app.get("/healthz", async () => "ok");
-
-  app.get(SIGN_IN_PATH, async (req, reply) => {
-    let s = req.session;
-    if (s?.user) return reply.redirect(TASKS_PATH, 303);
-    if (!s) {
-      s = sessions.create();
-      setCookie(reply, s);
-    }
-    const query = req.query as Record<string, unknown>;
-    const next = safeNext(query.next);
-    const ended = typeof query.ended === "string" ? query.ended : undefined;
-    return ctx.page(reply, undefined, "Sign in", SignIn({ session: s, next, oidcName, ended }));
-  });
-
-  app.post(SIGN_IN_PATH, async (req, reply) => {
-    const body = req.body as Record<string, unknown>;
-    const token = typeof body.token === "string" ? body.token.trim() : "";
-    const old = req.session as Session;
-    const next = safeNext(body.next);
-    if (!token)
-      return ctx.page(
-        reply,
-        undefined,
-        "Sign in",
-        SignIn({ session: old, next, oidcName, error: "Enter a token." }),
-        400,
-      );
-    const api = opts.viewerApi(token);
-    try {
-      const user = await api.whoAmI();
-      const s = sessions.signIn(old, user, api);
-      setCookie(reply, s);
-      req.log.info({ user: user.username }, "signed in");
-      return reply.redirect(next, 303);
-    } catch (err) {
-      const status = err instanceof ApiError ? err.statusCode : 0;
-      if (status !== 401 && status !== 403) req.log.warn({ err }, "sign-in check failed");
-      const error =
-        status === 401 || status === 403
-          ? "The API server did not accept this token."
-          : "The API server could not be reached to check the token.";
-      return ctx.page(reply, undefined, "Sign in", SignIn({ session: old, next, oidcName, error }), 401);
-    }
-  });
-
-  app.post(SIGN_OUT_PATH, async (req, reply) => {
-    const s = req.session;
-    if (s) sessions.destroy(s.id);
-    reply.clearCookie(SESSION_COOKIE, { path: BASE, httpOnly: true, secure: true, sameSite: "strict" });
-    // Signed in through the OpenID provider: its session is ended too (RP-initiated logout), so
-    // the next sign-in asks for the provider's login again instead of passing straight through.
-    const idToken = s?.oidc?.idToken;
-    const endAt = idToken && (await opts.oidc?.endSessionUrl(idToken));
-    req.log.info({ user: s?.user?.username, atProvider: Boolean(endAt) }, "signed out");
-    return reply.redirect(endAt || SIGN_IN_PATH, 303);
-  });
-
-  registerTaskRoutes(app, ctx);
-  registerPlatformRoutes(app, ctx);
-  registerBackupRoutes(app, ctx);
+  for (const register of ROUTES) register(app, ctx);
   return app;
 }

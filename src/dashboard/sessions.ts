@@ -7,6 +7,9 @@ import type { UserInfo, ViewerApi } from "./kube.ts";
 // sign-in form is CSRF-protected like every other form. Kept in memory: a restart signs everyone
 // out, and replicas do not share sessions (the chart runs one, or a sticky Service).
 
+/** Name of the cookie that holds the session id. */
+export const SESSION_COOKIE = "cronscale_session";
+
 /** One browser's session. */
 export interface Session {
   id: string;

@@ -74,6 +74,11 @@ export const ANNOTATION_DATA_CLAIM = "cronscale.io/data-claim";
  */
 export const ANNOTATION_RESTORE_HOLD = "cronscale.io/restore-hold";
 
+/** Label selector (query form) of a platform's app pods. */
+export function appPodSelector(platformName: string): string {
+  return `${LABEL_PLATFORM}=${platformName},${LABEL_COMPONENT}=app`;
+}
+
 // --- Notification ----------------------------------------------------------------------------
 
 /** On a Notification: kind of the object it is about (ScheduledTask or ScalePlatform). */

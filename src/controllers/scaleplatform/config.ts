@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { DEFAULT_REQUEST_FRACTION } from "../../api/plans.ts";
+import { PlatformPricesSchema } from "../../api/platform-prices.ts";
 
 // Operator settings of the ScalePlatform controller. They arrive through the operator config's
 // `controllers.scalePlatform` section (src/config.ts keeps it open), so every field here is
@@ -8,29 +9,6 @@ import { DEFAULT_REQUEST_FRACTION } from "../../api/plans.ts";
 
 const int = (def: number, min: number, what: string) =>
   z.coerce.number().int().min(min).default(def).describe(what);
-
-/** Monthly list price per plan (the monthly cost estimate of the deployment summary in status); Custom is priced per unit. */
-const PriceTableSchema = z
-  .strictObject({
-    currency: z.string().length(3).default("USD").describe("ISO 4217 currency of every price"),
-    Standard: z.coerce.number().min(0).default(199).describe("Monthly price of Standard"),
-    Professional: z.coerce.number().min(0).default(449).describe("Monthly price of Professional"),
-    Enterprise: z.coerce.number().min(0).default(999).describe("Monthly price of Enterprise"),
-    perVcpu: z.coerce.number().min(0).default(30).describe("Custom plans: price per vCPU and month"),
-    perGiBMemory: z.coerce
-      .number()
-      .min(0)
-      .default(10)
-      .describe("Custom plans: price per GiB of memory and month"),
-    perGiBStorage: z.coerce
-      .number()
-      .min(0)
-      .default(0.2)
-      .describe("Custom plans: price per GiB of storage and month"),
-  })
-  .describe(
-    "Price table of the cost estimate. The defaults are list prices of this project's reference offer; an installation sets its own.",
-  );
 
 /** The `controllers.scalePlatform` section of the operator config. */
 export const PlatformSettingsSchema = z.strictObject({
@@ -144,7 +122,7 @@ export const PlatformSettingsSchema = z.strictObject({
       responseTimeTarget: z.string().default("500").describe("Average response time (ms) to scale at"),
     })
     .prefault({}),
-  prices: PriceTableSchema.prefault({}),
+  prices: PlatformPricesSchema.prefault({}),
 });
 
 /** Settings of the ScalePlatform controller. */

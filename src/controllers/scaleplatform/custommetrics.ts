@@ -1,6 +1,6 @@
+import { appPodSelector } from "../../api/v1alpha1/labels.ts";
 import type { ObjectKey, ReconcileContext } from "../../runtime/types.ts";
 import type { PlatformControllerConfig } from "./config.ts";
-import { appPodSelector } from "./desired/common.ts";
 import type { FeatureDetector } from "./features.ts";
 
 // Which configured custom metrics the custom metrics API has values of for the app's pods. The

@@ -1,11 +1,11 @@
-import { LABEL_PLATFORM } from "../../api/v1alpha1/labels.ts";
+import { appPodSelector, LABEL_PLATFORM } from "../../api/v1alpha1/labels.ts";
 import { platformDatabasePvcName } from "../../api/v1alpha1/names.ts";
 import { childKey, type LiveChildren, readChildren, readLabelled } from "../../runtime/children.ts";
 import { readList } from "../../runtime/read.ts";
 import type { KubeObject, ReconcileContext } from "../../runtime/types.ts";
 import { backupSelector } from "./backup/desired.ts";
 import type { BackupWorld } from "./backup/plan.ts";
-import { appPodSelector, nameOf, type PlatformInputs } from "./desired/common.ts";
+import { nameOf, type PlatformInputs } from "./desired/common.ts";
 import { issuerOf, tlsSecretName } from "./desired/ingress.ts";
 import type { FeatureDetector } from "./features.ts";
 import { childRefs, type PlatformWorld, prunedTypes, volumeBelowPlan } from "./plan.ts";

@@ -1,4 +1,5 @@
 import { toQuantity } from "../../api/plans.ts";
+import { bytes } from "../../api/quantities.ts";
 import { ANNOTATION_DATA_CLAIM, ANNOTATION_RESTORE_HOLD } from "../../api/v1alpha1/labels.ts";
 import {
   platformAppName,
@@ -20,7 +21,7 @@ import {
 import type { KubeObject } from "../../runtime/types.ts";
 import { type BackupWorld, backupChildRefs, planBackupChildren } from "./backup/plan.ts";
 import { desiredAppDeployment, desiredAppService } from "./desired/app.ts";
-import { bytes, nameOf, type PlatformInputs } from "./desired/common.ts";
+import { nameOf, type PlatformInputs } from "./desired/common.ts";
 import { configData, desiredConfigMap } from "./desired/configmap.ts";
 import { newCredentialsSecret, newDatabaseSecret, type RandomString } from "./desired/credentials.ts";
 import {

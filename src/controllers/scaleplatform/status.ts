@@ -1,4 +1,5 @@
 import { INCLUDED_FEATURES, PLAN_TABLE, toQuantity } from "../../api/plans.ts";
+import { monthlyPrice, type PlatformPrices } from "../../api/platform-prices.ts";
 import {
   CONDITION_AUTOSCALING,
   CONDITION_CONFIGURATION_READY,
@@ -14,7 +15,6 @@ import { platformCredentialsSecretName } from "../../api/v1alpha1/names.ts";
 import type { ScalePlatformStatus } from "../../api/v1alpha1/scaleplatform.ts";
 import { type Condition, type ConditionInput, formatTime, setCondition } from "../../runtime/conditions.ts";
 import type { KubeObject } from "../../runtime/types.ts";
-import type { PlatformControllerConfig } from "./config.ts";
 import type { PlatformInputs } from "./desired/common.ts";
 import { platformUrls } from "./desired/configmap.ts";
 import { edgeCondition } from "./desired/edge.ts";
@@ -52,16 +52,8 @@ export interface StatusInput {
 }
 
 /** Monthly cost estimate from the operator's price table (the deployment summary; README.md here, "Steps, phase, status"). */
-export function costEstimate(inp: PlatformInputs, prices: PlatformControllerConfig["prices"]) {
-  const plan = inp.spec.plan;
-  const t = inp.budget.total;
-  const amount =
-    plan === "Custom"
-      ? (t.cpuMillis / 1000) * prices.perVcpu +
-        (t.memoryMiB / 1024) * prices.perGiBMemory +
-        t.storageGiB * prices.perGiBStorage
-      : prices[plan];
-  return { amount: amount.toFixed(2), currency: prices.currency };
+export function costEstimate(inp: PlatformInputs, prices: PlatformPrices) {
+  return monthlyPrice(inp.spec.plan, inp.budget, prices);
 }
 
 /** Features included in the plan (src/api/plans.ts) plus its product and user limits. */

@@ -9,6 +9,14 @@ export const PLATFORMS_PATH = `${BASE}/compute/platforms/scale`;
 export const SIGN_IN_PATH = `${BASE}/sign-in`;
 export const SIGN_OUT_PATH = `${BASE}/sign-out`;
 
+/** A platform's page (its deploy progress, status and management). */
+export const platformHref = (ns: string, name: string) =>
+  `${PLATFORMS_PATH}/deploy?namespace=${encodeURIComponent(ns)}&name=${encodeURIComponent(name)}`;
+
+/** A platform's backups page. */
+export const backupsHref = (ns: string, name: string) =>
+  `${PLATFORMS_PATH}/${encodeURIComponent(ns)}/${encodeURIComponent(name)}/backups`;
+
 /** The hidden CSRF field every form carries. */
 export function Csrf({ session }: { session: Session }): VNode {
   return html`<input type="hidden" name="_csrf" value=${session.csrf} />`;

@@ -5,21 +5,13 @@ import type { ScalePlatformBackup } from "../../api/v1alpha1/scaleplatformbackup
 import { zoneOf } from "../restore-model.ts";
 import type { Session } from "../sessions.ts";
 import { html, type VNode } from "./html.ts";
-import { Csrf, PLATFORMS_PATH } from "./layout.ts";
-import { platformHref } from "./platforms.ts";
+import { backupsHref, Csrf, PLATFORMS_PATH, platformHref } from "./layout.ts";
 import { Badge, Time } from "./tasks-list.ts";
 
 // The backups page of a platform (spec §4.3 Manual backup and Recovery): what the operator reports in
 // status.backup and the BackupHealthy/BackupOffsite conditions, the on-demand backups
 // (ScalePlatformBackup) with their progress, Back up now, and the Recovery section. Nothing here is computed by the
 // dashboard: every figure is the operator's.
-
-/** Base path of a platform's backup routes. */
-export const backupsHref = (ns: string, name: string) =>
-  `${PLATFORMS_PATH}/${encodeURIComponent(ns)}/${encodeURIComponent(name)}/backups`;
-
-/** The platform's timezone (backup schedules are evaluated in it). */
-export const platformZone = zoneOf;
 
 /** Bytes as MiB/GiB with one decimal. */
 export function formatBytes(n: number | undefined): string {
@@ -67,7 +59,7 @@ export function ManualBackups(p: {
 }): VNode {
   if (!p.backups) return html`<p class="muted">You may not list on-demand backups here.</p>`;
   if (p.backups.length === 0) return html`<p class="muted">No on-demand backups.</p>`;
-  const zone = platformZone(p.platform);
+  const zone = zoneOf(p.platform);
   const base = backupsHref(p.platform.metadata.namespace ?? "", p.platform.metadata.name ?? "");
   return html`<div class="table-wrap"><table class="stack">
     <thead><tr><th scope="col">Name</th><th scope="col">Type</th><th scope="col">Phase</th><th scope="col">Started</th><th scope="col">Finished</th><th scope="col">Backup</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
@@ -106,7 +98,7 @@ export function BackupsPage(p: {
   const { namespace = "", name = "" } = x.metadata;
   const st = x.status?.backup;
   const spec = x.spec.backup;
-  const zone = platformZone(x);
+  const zone = zoneOf(x);
   const last = st?.lastSuccessfulBackup;
   const failed = st?.lastFailedBackup;
   return html`<p><a href=${platformHref(namespace, name)}>← ${name}</a></p>

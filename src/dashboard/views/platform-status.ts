@@ -1,8 +1,8 @@
 import type { ScalePlatform } from "../../api/v1alpha1/scaleplatform.ts";
 import { type PodUsage, quantity } from "../kube.ts";
 import type { PlatformPerformance } from "../platform-metrics.ts";
+import { zoneOf } from "../restore-model.ts";
 import { html, type VNode } from "./html.ts";
-import { platformZone } from "./platform-backups.ts";
 import { Time } from "./tasks-list.ts";
 
 // The platform page's system values (spec §2.3). Every figure is the operator's status, the
@@ -23,7 +23,7 @@ export function HealthAndUsage({
   liveHref: string;
 }): VNode {
   const st = platform.status ?? {};
-  const zone = platformZone(platform);
+  const zone = zoneOf(platform);
   const hc = st.healthCheck;
   return html`<section class="panel" aria-labelledby="h-health"><h2 id="h-health">Health</h2>
       <dl class="facts" id="platform-health">

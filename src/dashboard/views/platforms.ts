@@ -2,7 +2,7 @@ import { type CustomFigures, PLAN_TABLE, type PlatformPlan, planBudget } from ".
 import { PLATFORM_STEPS, type ScalePlatform } from "../../api/v1alpha1/scaleplatform.ts";
 import type { Session } from "../sessions.ts";
 import { html, type VNode } from "./html.ts";
-import { Csrf, PLATFORMS_PATH } from "./layout.ts";
+import { Csrf, PLATFORMS_PATH, platformHref } from "./layout.ts";
 import { type ConfigState, ConfigurationGroups } from "./platform-config.ts";
 import { Upgrade, Webhooks } from "./platform-manage.ts";
 import { HealthAndUsage, type LiveUsage } from "./platform-status.ts";
@@ -58,9 +58,6 @@ const STEP_LABELS: Record<(typeof PLATFORM_STEPS)[number], string> = {
   InitialConfigurationApplied: "Initial configuration applied",
   HealthChecksPerformed: "Health checks performed",
 };
-
-export const platformHref = (ns: string, name: string) =>
-  `${PLATFORMS_PATH}/deploy?namespace=${encodeURIComponent(ns)}&name=${encodeURIComponent(name)}`;
 
 /** The platforms page: plan, status, step n/7, URLs; Deploy. */
 export function PlatformsPage(p: {

@@ -1,4 +1,5 @@
 import { type PlanBudget, planBudget, requestsFrom, toQuantity } from "../../../api/plans.ts";
+import { parseCustom } from "../../../api/quantities.ts";
 import { API_VERSION } from "../../../api/v1alpha1/kind.ts";
 import {
   LABEL_COMPONENT,
@@ -54,46 +55,6 @@ export interface PlatformInputs {
 
 type Component = "app" | "database";
 
-/** Parses the Kubernetes quantities of a Custom plan into the numbers planBudget takes. */
-export function parseCustom(spec: ScalePlatformSpec) {
-  return spec.resources ? parseResources(spec.resources) : undefined;
-}
-
-/** The numbers planBudget takes from a Custom plan's resources (quantities already validated). */
-export function parseResources(r: NonNullable<ScalePlatformSpec["resources"]>) {
-  return {
-    cpuMillis: cpuMillis(r.cpu),
-    memoryMiB: Math.floor(bytes(r.memory) / 2 ** 20),
-    storageGiB: Math.ceil(bytes(r.storage) / 2 ** 30),
-    minReplicas: r.minReplicas,
-    maxReplicas: r.maxReplicas,
-  };
-}
-
-const SUFFIX: Record<string, number> = {
-  "": 1,
-  k: 1e3,
-  M: 1e6,
-  G: 1e9,
-  T: 1e12,
-  Ki: 2 ** 10,
-  Mi: 2 ** 20,
-  Gi: 2 ** 30,
-  Ti: 2 ** 40,
-};
-
-/** Bytes of a memory/storage quantity such as "8Gi" or "500M". */
-export function bytes(q: string): number {
-  const m = /^([0-9.]+)([A-Za-z]*)$/.exec(q);
-  if (!m) throw new Error(`not a quantity: ${q}`);
-  return Number(m[1]) * (SUFFIX[m[2] ?? ""] ?? Number.NaN);
-}
-
-/** Millicores of a CPU quantity such as "4" or "500m". */
-export function cpuMillis(q: string): number {
-  return q.endsWith("m") ? Number(q.slice(0, -1)) : Math.round(Number(q) * 1000);
-}
-
 /** Builds the inputs of the builders from a platform, its parsed spec and the detected features. */
 export function platformInputs(
   platform: ScalePlatform,
@@ -138,11 +99,6 @@ export function childLabels(inp: PlatformInputs, component?: Component): Record<
 /** The fixed selector of a component's pods (never changes: selectors are immutable). */
 export function selectorLabels(inp: PlatformInputs, component: Component): Record<string, string> {
   return { [LABEL_PLATFORM]: nameOf(inp), [LABEL_COMPONENT]: component };
-}
-
-/** Label selector (query form) of a platform's app pods. */
-export function appPodSelector(platformName: string): string {
-  return `${LABEL_PLATFORM}=${platformName},${LABEL_COMPONENT}=app`;
 }
 
 /** Controller ownerReference to the platform: the garbage collector deletes children with it. */

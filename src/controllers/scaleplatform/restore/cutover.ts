@@ -1,4 +1,8 @@
-import { ANNOTATION_DATA_CLAIM, ANNOTATION_RESTORE_HOLD } from "../../../api/v1alpha1/labels.ts";
+import {
+  ANNOTATION_DATA_CLAIM,
+  ANNOTATION_RESTORE_HOLD,
+  appPodSelector,
+} from "../../../api/v1alpha1/labels.ts";
 import {
   platformAppName,
   platformDatabaseName,
@@ -7,7 +11,6 @@ import {
 import type { ScalePlatformRestore } from "../../../api/v1alpha1/scaleplatformrestore.ts";
 import { formatTime } from "../../../runtime/conditions.ts";
 import type { KubeObject, ReconcileContext } from "../../../runtime/types.ts";
-import { appPodSelector } from "../desired/common.ts";
 import { dbServesFrom } from "./status.ts";
 
 // The cutover's moves, in order, each derived from what is observed (a restart of the operator

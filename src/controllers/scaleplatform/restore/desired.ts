@@ -1,3 +1,4 @@
+import type { BackupPick } from "../../../api/restore-target.ts";
 import { API_VERSION } from "../../../api/v1alpha1/kind.ts";
 import { LABEL_COMPONENT, LABEL_RESTORE, RESTORE_COMPONENT } from "../../../api/v1alpha1/labels.ts";
 import { platformDatabaseSecretName } from "../../../api/v1alpha1/names.ts";
@@ -8,13 +9,12 @@ import { childLabels, nameOf, type PlatformInputs, RESTRICTED_CONTAINER } from "
 import { DB_KEYS } from "../desired/credentials.ts";
 import { DATA_MOUNT } from "../desired/database.ts";
 import { PICK_FUNCTIONS, PICK_STEP } from "./pick.ts";
-import type { BackupPick } from "./target.ts";
 
 // The restore's children, owned by the ScalePlatformRestore until the cutover: the new volume and
 // the Job that fills it. The Job runs the database image (it has pgBackRest and PostgreSQL):
 // `pgbackrest restore` into the new volume, then PostgreSQL on it, alone (no TCP, trust only on
 // its private socket), replays the WAL up to the target (along the serving database's timeline,
-// target.ts) and promotes on a new timeline whose WAL it archives to the same repository; the database user's password is set from the current
+// src/api/restore-target.ts) and promotes on a new timeline whose WAL it archives to the same repository; the database user's password is set from the current
 // Secret, and the server stops cleanly. The cutover then only switches volumes. Pure.
 
 /** Seconds a restore Job may run (the spec's RTO is 4 hours). */

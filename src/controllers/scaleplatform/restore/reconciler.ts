@@ -1,4 +1,5 @@
 import { toQuantity } from "../../../api/plans.ts";
+import { checkTarget, servingTimeline } from "../../../api/restore-target.ts";
 import { API_VERSION } from "../../../api/v1alpha1/kind.ts";
 import { ANNOTATION_DATA_CLAIM, LABEL_RESTORE } from "../../../api/v1alpha1/labels.ts";
 import {
@@ -25,7 +26,6 @@ import { pvcRetention } from "../desired/database.ts";
 import { advanceCutover, advanceRollback, holdApp } from "./cutover.ts";
 import { desiredRestoreClaim, desiredRestoreJob, platformOwner, restoreOwner } from "./desired.ts";
 import { jobOutcome, restoredTimeline, withPhase } from "./status.ts";
-import { checkTarget, servingTimeline } from "./target.ts";
 
 // ScalePlatformRestore, in named steps by phase:
 //   start     (Pending)     checks the platform and the target against the recoverable window,

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { checkTarget, servingTimeline } from "../../../api/restore-target.ts";
 import type { ScalePlatformSpec } from "../../../api/v1alpha1/scaleplatform.ts";
 import type { ScalePlatformRestore } from "../../../api/v1alpha1/scaleplatformrestore.ts";
 import { platformInputs } from "../desired/common.ts";
@@ -6,7 +7,6 @@ import { desiredDatabaseStatefulSet } from "../desired/database.ts";
 import { makePlatform, TEST_BACKUP, TEST_CONFIG } from "../testing.ts";
 import { desiredRestoreJob } from "./desired.ts";
 import { dbServesFrom, jobOutcome, restoredTimeline, withPhase } from "./status.ts";
-import { checkTarget, servingTimeline } from "./target.ts";
 
 const backup = {
   recoverableFrom: "2026-01-01T02:00:00Z",

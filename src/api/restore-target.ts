@@ -1,6 +1,6 @@
-import type { BackupStatus } from "../../../api/v1alpha1/scaleplatform-backup.ts";
-import type { ScalePlatformRestoreSpec } from "../../../api/v1alpha1/scaleplatformrestore.ts";
-import { formatTime } from "../../../runtime/conditions.ts";
+import { formatTime } from "../runtime/conditions.ts";
+import type { BackupStatus } from "./v1alpha1/scaleplatform-backup.ts";
+import type { ScalePlatformRestoreSpec } from "./v1alpha1/scaleplatformrestore.ts";
 
 // The restore target against the platform's recoverable window. The window starts at the oldest
 // backup's start (status.backup.recoverableFrom) and ends now: WAL is archived continuously, at
