@@ -93,6 +93,28 @@ describe("history endpoint", () => {
     ).toBe(404);
   });
 
+  it("pages history by cursor and filters it by result", async () => {
+    const d = await deps();
+    await d.archive.insert(
+      [3, 4, 5].map((i) => ({ namespace: "ns", name: `a-${i}`, taskUid: "u", spec: spec(i, "Succeeded") })),
+    );
+    const path = "/api/v1/namespaces/ns/scheduledtasks/a/history";
+    const names: string[] = [];
+    let url = `${path}?limit=2`;
+    for (let pages = 0; pages < 5; pages++) {
+      const r = await handle("GET", url, "Bearer reader", d);
+      const body = r.body as { items: { name: string }[]; next?: string };
+      names.push(...body.items.map((i) => i.name));
+      if (!body.next) break;
+      url = `${path}?limit=2&cursor=${body.next}`;
+    }
+    expect(names).toEqual(["a-2", "a-5", "a-4", "a-3", "a-1"]);
+    const failed = await handle("GET", `${path}?result=Failed`, "Bearer reader", d);
+    expect(failed.body).toEqual({ items: [expect.objectContaining({ name: "a-2" })] });
+    expect((await handle("GET", `${path}?result=Maybe`, "Bearer reader", d)).status).toBe(400);
+    expect((await handle("GET", `${path}?cursor=zzz`, "Bearer reader", d)).status).toBe(400);
+  });
+
   it("totals usage for the namespace and refuses bad input naming it", async () => {
     const d = await deps();
     const usage = await handle("GET", "/api/v1/namespaces/ns/usage?month=2026-11", "Bearer lister", d);

@@ -3,9 +3,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer } from "node:https";
 import type { Logger } from "pino";
 import { GROUP } from "../api/v1alpha1/kind.ts";
+import { EXECUTION_RESULTS } from "../api/v1alpha1/scheduledtask.ts";
 import type { KubeClient } from "../runtime/client.ts";
 import type { KubeObject } from "../runtime/types.ts";
-import type { ExecutionArchive } from "./store.ts";
+import { decodeCursor, type ExecutionArchive, encodeCursor, positionOf } from "./store.ts";
 
 // The history endpoint: the archive read with the caller's own Kubernetes identity. The bearer
 // token is checked with a TokenReview, then a SubjectAccessReview asks whether that user may
@@ -15,6 +16,8 @@ import type { ExecutionArchive } from "./store.ts";
 // bearer tokens it receives must not cross the network in clear).
 //
 //   GET /api/v1/namespaces/{ns}/scheduledtasks/{task}/history?since=24h&failed=true&limit=100
+//       [&result=Failed][&cursor=C]: {items, next?}; `next`, when present, is the cursor of the
+//       page after this one (keyset paging: newest first, a page deep in the history as fast as the first)
 //   GET /api/v1/namespaces/{ns}/scheduledtasks/{task}/logs[?run=NAME]
 //   GET /api/v1/namespaces/{ns}/usage?month=2026-11[&task=NAME]
 
@@ -132,8 +135,26 @@ export async function handle(
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)
       return bad(`limit must be an integer from 1 to ${MAX_LIMIT}`);
     const failedOnly = u.searchParams.get("failed") === "true";
-    const items = await deps.archive.history({ namespace, taskName: task ?? "", since, failedOnly, limit });
-    return { status: 200, body: { items } };
+    const result = u.searchParams.get("result") || undefined;
+    if (result && !(EXECUTION_RESULTS as readonly string[]).includes(result))
+      return bad(`result must be one of ${EXECUTION_RESULTS.join(", ")}`);
+    const cursor = u.searchParams.get("cursor");
+    const after = cursor ? decodeCursor(cursor) : undefined;
+    if (cursor && !after) return bad("cursor is not one this endpoint gave");
+    // One more than asked: whether a next page exists, without counting.
+    const rows = await deps.archive.history({
+      namespace,
+      taskName: task ?? "",
+      since,
+      failedOnly,
+      result,
+      after,
+      limit: limit + 1,
+    });
+    const items = rows.slice(0, limit);
+    const last = items.at(-1);
+    const next = rows.length > limit && last ? encodeCursor(positionOf(last)) : undefined;
+    return { status: 200, body: { items, ...(next && { next }) } };
   }
   if (what === "logs") {
     const run = await deps.archive.run(namespace, task ?? "", u.searchParams.get("run") ?? undefined);

@@ -4,6 +4,12 @@ import type { ArchivedRun, ExecutionArchive, HistoryQuery, RunSummary, UsageRow 
 // In-memory ExecutionArchive for the controllers' unit tests (the SQL itself is tested against a
 // real PostgreSQL in store.test.ts). `down = true` makes every call fail, as an outage would.
 
+/** Newest completion first, then name descending (PgExecutionArchive's order). */
+const byPosition = (
+  a: { name: string; spec: { completionTime: string } },
+  b: { name: string; spec: { completionTime: string } },
+) => Date.parse(b.spec.completionTime) - Date.parse(a.spec.completionTime) || b.name.localeCompare(a.name);
+
 const key = (r: { namespace: string; name: string; taskUid: string }) =>
   `${r.namespace}/${r.name}/${r.taskUid}`;
 
@@ -55,7 +61,9 @@ export class MemoryExecutionArchive implements ExecutionArchive {
       .filter((r) => r.namespace === q.namespace && r.spec.taskName === q.taskName)
       .filter((r) => !q.since || Date.parse(r.spec.completionTime) >= q.since.getTime())
       .filter((r) => !q.failedOnly || r.spec.result !== "Succeeded")
-      .sort((a, b) => b.spec.completionTime.localeCompare(a.spec.completionTime))
+      .filter((r) => !q.result || r.spec.result === q.result)
+      .sort(byPosition)
+      .filter((r) => !q.after || byPosition(r, { name: q.after.name, spec: q.after }) > 0)
       .slice(0, q.limit)
       .map((r) => {
         const { output: _o, ...spec } = r.spec;

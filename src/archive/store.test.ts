@@ -1,7 +1,16 @@
+import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postgresMissing, startPostgres, type TestPostgres } from "../../test/support/postgres.ts";
 import type { TaskExecutionSpec } from "../api/v1alpha1/taskexecution.ts";
-import { type ArchivedRun, PgExecutionArchive } from "./store.ts";
+import {
+  type ArchivedRun,
+  decodeCursor,
+  encodeCursor,
+  PgExecutionArchive,
+  positionOf,
+  type RunPosition,
+  type RunSummary,
+} from "./store.ts";
 
 // Against a real PostgreSQL server (Debian's postgresql-15, started by the test as a host process).
 
@@ -45,7 +54,7 @@ describe.skipIf(missing)("PgExecutionArchive", () => {
     // Two replicas starting at once: the advisory lock lets one migrate, the other sees it done.
     const other = new PgExecutionArchive(pg.dsn);
     const [a, b] = await Promise.all([archive.migrate(), other.migrate()]);
-    expect([...a, ...b]).toEqual(["0001_executions_and_usage"]);
+    expect([...a, ...b]).toEqual(["0001_executions_and_usage", "0002_history_paging_indexes"]);
     await other.close();
   }, 60_000);
   afterAll(async () => {
@@ -90,6 +99,59 @@ describe.skipIf(missing)("PgExecutionArchive", () => {
     expect(since.map((r) => r.spec.jobName)).toEqual(["a-3", "a-2"]);
     const failed = await archive.history({ namespace: "ns", taskName: "a", failedOnly: true, limit: 10 });
     expect(failed.map((r) => r.spec.jobName)).toEqual(["a-3"]);
+  });
+
+  it("pages a history by keyset, by result too, and reads each page as one index range", async () => {
+    // A namespace of its own: these runs stay out of the other tests' usage.
+    const many = Array.from({ length: 25 }, (_, i) => ({
+      ...run("p", i, i % 5 === 0 ? { result: "Failed" } : {}),
+      namespace: "paging",
+    }));
+    // Two runs completing in the same second: the name orders them.
+    many.push({ ...run("p", 24), namespace: "paging", name: "p-twin" });
+    await archive.insert(many);
+    const seen: string[] = [];
+    let after: RunPosition | undefined;
+    for (;;) {
+      const page = await archive.history({ namespace: "paging", taskName: "p", after, limit: 7 });
+      seen.push(...page.map((r) => r.name));
+      const last = page.at(-1);
+      if (page.length < 7 || !last) break;
+      after = decodeCursor(encodeCursor(positionOf(last)));
+    }
+    const expected = [...many]
+      .sort(
+        (a, b) => b.spec.completionTime.localeCompare(a.spec.completionTime) || (a.name < b.name ? 1 : -1),
+      )
+      .map((r) => r.name);
+    expect(seen).toEqual(expected);
+    expect(new Set(seen).size).toBe(26);
+    const failed = await archive.history({ namespace: "paging", taskName: "p", result: "Failed", limit: 3 });
+    expect(failed.map((r) => r.spec.jobName)).toEqual(["p-20", "p-15", "p-10"]);
+    const rest = await archive.history({
+      namespace: "paging",
+      taskName: "p",
+      result: "Failed",
+      after: positionOf(failed[2] as RunSummary),
+      limit: 3,
+    });
+    expect(rest.map((r) => r.spec.jobName)).toEqual(["p-5", "p-0"]);
+    // The plan: an index scan of the paging index, no sort.
+    const plan = await sql<{ "QUERY PLAN": string }>`explain select name from cronscale_executions
+      where namespace = 'paging' and task_name = 'p' and result = 'Failed'
+        and (completion_time, name) < ('2026-11-01T00:20:00Z'::timestamptz, 'x')
+      order by completion_time desc, name desc limit 50`.execute(archive.db);
+    const text = plan.rows.map((r) => r["QUERY PLAN"]).join("\n");
+    expect(text).toContain("cronscale_executions_task_result");
+    expect(text).not.toMatch(/Sort/);
+    await archive.db.deleteFrom("cronscale_executions").where("task_name", "=", "p").execute();
+  });
+
+  it("refuses a cursor it did not make", () => {
+    expect(decodeCursor("not-a-cursor")).toBeUndefined();
+    expect(decodeCursor(Buffer.from('["x","y"]').toString("base64url"))).toBeUndefined();
+    const p = { completionTime: "2026-11-01T00:00:00Z", name: "a" };
+    expect(decodeCursor(encodeCursor(p))).toEqual(p);
   });
 
   it("keeps large output compressed and gives it back whole", async () => {

@@ -35,8 +35,45 @@ export interface HistoryQuery {
   since?: Date;
   /** Only runs that did not succeed. */
   failedOnly?: boolean;
+  /** Only runs of this result (Succeeded, Failed, TimedOut). */
+  result?: string;
+  /** Only runs after this one in the order (a page's last run): keyset paging. */
+  after?: RunPosition;
   /** Most runs returned (newest first). */
   limit: number;
+}
+
+/**
+ * A run's place in a history: newest completion first, then name descending (the order of the
+ * index cronscale_executions_task_page, so a page is one index range whatever its depth).
+ */
+export interface RunPosition {
+  completionTime: string;
+  name: string;
+}
+
+/** The position of a listed run, as a page's `after`. */
+export const positionOf = (r: RunSummary): RunPosition => ({
+  completionTime: r.spec.completionTime,
+  name: r.name,
+});
+
+/** An opaque cursor of a position (base64url JSON). */
+export function encodeCursor(p: RunPosition): string {
+  return Buffer.from(JSON.stringify([p.completionTime, p.name])).toString("base64url");
+}
+
+/** The position of a cursor; undefined when it is not one. */
+export function decodeCursor(text: string): RunPosition | undefined {
+  try {
+    const v: unknown = JSON.parse(Buffer.from(text, "base64url").toString("utf8"));
+    if (!Array.isArray(v) || v.length !== 2 || typeof v[0] !== "string" || typeof v[1] !== "string")
+      return undefined;
+    if (!Number.isFinite(Date.parse(v[0]))) return undefined;
+    return { completionTime: v[0], name: v[1] };
+  } catch {
+    return undefined;
+  }
 }
 
 /** Billing totals of one task in one month and currency. */
@@ -60,7 +97,7 @@ export interface ExecutionArchive {
   archived(namespace: string, taskUid: string, names: readonly string[]): Promise<Set<string>>;
   /** Deletes runs completed before `before`; returns how many. */
   prune(before: Date): Promise<number>;
-  /** A task's runs, newest first. */
+  /** A task's runs, newest first (then by name, descending). */
   history(q: HistoryQuery): Promise<RunSummary[]>;
   /** One run with its output (the newest when `name` is not given). */
   run(namespace: string, taskName: string, name?: string): Promise<ArchivedRun | undefined>;
@@ -181,9 +218,16 @@ export class PgExecutionArchive implements ExecutionArchive {
       .where("task_name", "=", q.taskName);
     if (q.since) query = query.where("completion_time", ">=", q.since);
     if (q.failedOnly) query = query.where("result", "<>", "Succeeded");
+    if (q.result) query = query.where("result", "=", q.result);
+    // A row comparison, so PostgreSQL reads the page as one range of the index (keyset paging).
+    const after = q.after;
+    if (after)
+      query = query.where(
+        sql<boolean>`(completion_time, name) < (${after.completionTime}::timestamptz, ${after.name})`,
+      );
     const rows = await query
       .orderBy("completion_time", "desc")
-      .orderBy("name", "asc")
+      .orderBy("name", "desc")
       .limit(q.limit)
       .execute();
     return rows.map((r) => ({ name: r.name, spec: r.record as RunSummary["spec"] }));
