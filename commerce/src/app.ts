@@ -137,7 +137,7 @@ export async function buildApp({ config, db, logger, webhookPollSeconds }: AppDe
       api.addHook("onRequest", auth.hook);
       api.addHook("onRequest", limiter.hook);
       api.addHook("onRequest", requireScope);
-      installIdempotency(api, db);
+      installIdempotency(api, db, config.COMMERCE_REQUEST_TIME_LIMIT_SECONDS);
       await apiRoutes(api.withTypeProvider<ZodTypeProvider>(), { db, config, outbox, cache });
     },
     { prefix: "/api/v1" },

@@ -157,6 +157,12 @@ const envSchema = z
       .union([z.literal("unlimited"), z.coerce.number().int().min(1)])
       .optional()
       .describe("Overrides the plan's rate; `unlimited` turns limiting off (benchmarks)."),
+    COMMERCE_REQUEST_TIME_LIMIT_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .default(60)
+      .describe("How long a request may run: an Idempotency-Key still in flight after it is released."),
     COMMERCE_WEBHOOK_ALLOWED_CIDRS: cidrList,
     COMMERCE_WEBHOOK_DB_POOL_SIZE: z.coerce.number().int().min(1).max(50).default(4),
     COMMERCE_WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(128).default(16),

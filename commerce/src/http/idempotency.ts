@@ -8,17 +8,20 @@ import { Problem } from "./problem.ts";
 // for 24 hours to any retry with the same key and the same request; the same key with another
 // request is refused (422), and a retry while the first is still running gets 409. A 5xx is not
 // stored, so the client may retry it. Stored in PostgreSQL: a retry may reach another replica.
+// A key whose request has not answered within the request time limit (its process died mid-request)
+// is released: the first retry after the limit takes it over and runs, once; the record's creation
+// time is the owner's fence, so a late answer of the first request cannot overwrite the retry's.
 
 export const IDEMPOTENCY_TTL = "24 hours";
 const REPLAYED_HEADERS = ["content-type", "etag", "location"];
 
 declare module "fastify" {
   interface FastifyRequest {
-    idempotency?: { credential: string; key: string };
+    idempotency?: { credential: string; key: string; fence: string };
   }
 }
 
-export function installIdempotency(app: FastifyInstance, db: DB): void {
+export function installIdempotency(app: FastifyInstance, db: DB, timeLimitSeconds: number): void {
   app.addHook("preHandler", async (req: FastifyRequest, reply: FastifyReply) => {
     if (req.method !== "POST") return;
     const key = req.headers["idempotency-key"];
@@ -38,20 +41,20 @@ export function installIdempotency(app: FastifyInstance, db: DB): void {
     const requestHash = createHash("sha256")
       .update(`${req.method} ${req.url}\n${JSON.stringify(req.body ?? null)}`)
       .digest("hex");
-    await db
-      .deleteFrom("idempotencyKeys")
-      .where("credential", "=", credential)
-      .where("key", "=", key)
-      .where("createdAt", "<", sql<Date>`now() - cast(${IDEMPOTENCY_TTL} as interval)`)
-      .execute();
-    const inserted = await db
-      .insertInto("idempotencyKeys")
-      .values({ credential, key, requestHash })
-      .onConflict((oc) => oc.doNothing())
-      .returning("key")
-      .executeTakeFirst();
-    if (inserted) {
-      req.idempotency = { credential, key };
+    // Claims the key: a new one, one whose record expired, or one whose request outlived the time
+    // limit without answering (same request only; another request gets 422 below).
+    const claimed = await sql<{ fence: string }>`
+      insert into idempotency_keys (credential, key, request_hash) values (${credential}, ${key}, ${requestHash})
+      on conflict (credential, key) do update
+        set request_hash = excluded.request_hash, status_code = null, response_body = null,
+            response_headers = null, created_at = clock_timestamp()
+        where idempotency_keys.created_at < now() - cast(${IDEMPOTENCY_TTL} as interval)
+          or (idempotency_keys.status_code is null and idempotency_keys.request_hash = excluded.request_hash
+              and idempotency_keys.created_at < now() - make_interval(secs => ${timeLimitSeconds}))
+      returning created_at::text as fence`.execute(db);
+    const fence = claimed.rows[0]?.fence;
+    if (fence !== undefined) {
+      req.idempotency = { credential, key, fence };
       return;
     }
     const prior = await db
@@ -91,12 +94,14 @@ export function installIdempotency(app: FastifyInstance, db: DB): void {
     const where = db
       .updateTable("idempotencyKeys")
       .where("credential", "=", idem.credential)
-      .where("key", "=", idem.key);
+      .where("key", "=", idem.key)
+      .where("createdAt", "=", sql<Date>`${idem.fence}::timestamptz`);
     if (reply.statusCode >= 500 || typeof payload !== "string") {
       await db
         .deleteFrom("idempotencyKeys")
         .where("credential", "=", idem.credential)
         .where("key", "=", idem.key)
+        .where("createdAt", "=", sql<Date>`${idem.fence}::timestamptz`)
         .execute();
       return payload;
     }

@@ -15,6 +15,8 @@ export interface ServiceProcess {
   port: number;
   output: () => string;
   stop: () => Promise<number | null>;
+  /** Kills the process at once (SIGKILL), as a node failure or the OOM killer would. */
+  kill: () => Promise<number | null>;
 }
 
 /** Starts the process with `env` (PORT and the listen address added) and waits until it is ready. */
@@ -50,6 +52,10 @@ export async function startProcess(env: (port: number) => Record<string, string>
     output: () => out,
     stop: async () => {
       child.kill("SIGTERM");
+      return exited;
+    },
+    kill: async () => {
+      child.kill("SIGKILL");
       return exited;
     },
   };
