@@ -114,7 +114,7 @@ describe("webhook delivery latency and isolation", () => {
       sql<{ state: string; n: number }>`
         select j.state, count(*)::int as n from pgboss.job j
           join webhook_deliveries d on d.id = j.data->>'deliveryId' and d.status = 'succeeded'
-         where j.name = 'webhook-delivery' group by j.state`.execute(svc.db);
+         where j.name like 'webhook-delivery/%' group by j.state`.execute(svc.db);
     // The last answer's transaction may be committing: it settles the job and the row together.
     for (let i = 0; i < 40 && (await states()).rows[0]?.n !== 26; i++)
       await new Promise((r) => setTimeout(r, 50));

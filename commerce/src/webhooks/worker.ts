@@ -18,9 +18,10 @@ import { sendOnce, signerFor } from "./send.ts";
 // honoured on 429/503, 410 disables the endpoint, the same webhook-id on every attempt.
 //
 // The loop is our own on pg-boss's fetch rather than its work(): work() sleeps its polling interval
-// after every batch and a batch waits for its slowest receiver. Here the commit's NOTIFY wakes a
-// fetch at once, each attempt runs on its own, and each endpoint (the job's group) has at most
-// COMMERCE_WEBHOOK_CONCURRENCY attempts active. The worker's statements use a pool of its own.
+// after every batch and a batch waits for its slowest receiver. Here each endpoint has a queue of
+// its own, the commit's NOTIFY wakes a fetch of that queue at once, each attempt runs on its own,
+// and an endpoint has at most COMMERCE_WEBHOOK_CONCURRENCY attempts in flight per process. The
+// worker's statements use a pool of its own.
 
 export const QUEUE = "webhook-delivery";
 export const MAIL_QUEUE = "transactional-mail";
@@ -54,7 +55,21 @@ export const MAX_IN_FLIGHT = 128;
 const BOSS_SCHEMA = "pgboss";
 const BOSS_CHANNEL = `pgboss_${createHash("sha224").update(BOSS_SCHEMA).digest("hex").slice(0, 24)}`;
 
-type Job = { id: string; retryCount: number; data: { deliveryId: string }; groupId?: string | null };
+/** The queue of one endpoint's deliveries (`QUEUE` itself holds jobs an earlier version enqueued). */
+export const queueOf = (webhook: string) => `${QUEUE}/${webhook}`;
+
+type Job = { id: string; retryCount: number; data: { deliveryId: string } };
+
+/** One endpoint's queue and its attempts in flight in this process. */
+interface Lane {
+  queue: string;
+  active: number;
+  fetching: boolean;
+  /** Fetch once more when the fetch in progress ends (a wake-up came during it). */
+  again: boolean;
+  /** The last fetch was limited by the free slots: jobs may be waiting for one. */
+  more: boolean;
+}
 
 export class WebhookWorker {
   private readonly config: Config;
@@ -72,11 +87,7 @@ export class WebhookWorker {
   private poll?: NodeJS.Timeout;
   private running = false;
   private stopped = false;
-  private fetching = false;
-  private again = false;
-  /** Set when a fetch may have left due jobs behind (it came back full): fetch again as slots free. */
-  private more = false;
-  private readonly inFlight = new Map<string, number>();
+  private readonly lanes = new Map<string, Lane>();
   private total = 0;
   private readonly settled = new Set<Promise<void>>();
 
@@ -86,10 +97,16 @@ export class WebhookWorker {
     this.options = options;
     this.perEndpoint = config.COMMERCE_WEBHOOK_CONCURRENCY;
     this.allowed = parseCidrs(config.COMMERCE_WEBHOOK_ALLOWED_CIDRS);
+    // Asynchronous commit for the worker's own writes (claims, attempt records, job completions):
+    // with synchronous commit each attempt's record waited for its own WAL flush, and those flushes
+    // queued with the orders' commits. A database crash can lose the last fraction of a second of
+    // them, which only sends those events again with the same webhook-id, as at-least-once allows;
+    // the orders, events and jobs the API writes stay synchronous.
     this.pool = new pg.Pool({
       connectionString: config.databaseUrl,
       max: config.COMMERCE_WEBHOOK_DB_POOL_SIZE,
       idleTimeoutMillis: 60_000,
+      options: "-c synchronous_commit=off",
     });
     this.pool.on("error", () => {});
     this.db = new Kysely<Database>({
@@ -124,25 +141,33 @@ export class WebhookWorker {
   }
 
   /**
-   * Starts pg-boss (its schema is migrated under its own lock) and the delivery loop: woken by
-   * the NOTIFY pg-boss sends with each runnable job (committed with the order), by a finished
-   * attempt when jobs were left behind, and by a fallback poll.
+   * Starts pg-boss (its schema is migrated under its own lock) and the delivery loop: one queue
+   * per endpoint, each woken by the NOTIFY pg-boss sends with its runnable jobs (committed with
+   * the order), by a finished attempt when jobs were left behind, and by a fallback poll.
    */
   async start(outbox: Outbox): Promise<void> {
     this.boss.on("error", () => {});
     await this.boss.start();
     // Job-level retries only cover a worker that died mid-attempt (the job expires).
     const settings = { retryLimit: 5, retryDelay: 30, expireInSeconds: 60, notify: true };
-    if (!(await this.boss.getQueue(QUEUE))) await this.boss.createQueue(QUEUE, settings).catch(() => {});
-    // A queue made by an earlier version did not notify.
-    await this.boss.updateQueue(QUEUE, settings);
+    // The configured endpoints, the endpoints of earlier configurations (their deliveries still
+    // go out, to the URL stored with them) and the one queue of earlier versions.
+    const queues = new Set([QUEUE, ...(this.config.CONFIG_WEBHOOKS ?? []).map((w) => queueOf(w.name))]);
+    for (const q of await this.boss.getQueues()) if (q.name.startsWith(`${QUEUE}/`)) queues.add(q.name);
+    for (const queue of queues) {
+      if (!(await this.boss.getQueue(queue))) await this.boss.createQueue(queue, settings).catch(() => {});
+      // A queue made by an earlier version did not notify.
+      await this.boss.updateQueue(queue, settings);
+      this.lanes.set(queue, { queue, active: 0, fetching: false, again: false, more: false });
+    }
     outbox.enqueue = this.enqueue;
     if (this.mailer) await this.startMail(outbox, this.mailer);
     this.running = true;
     await this.listen();
     const pollMs = (this.options.pollingIntervalSeconds ?? 2) * 1000;
-    this.poll = setInterval(() => this.wake(), pollMs);
-    this.wake();
+    this.poll = setInterval(() => {
+      for (const lane of this.lanes.values()) this.wake(lane);
+    }, pollMs);
   }
 
   /** A dedicated connection LISTENing to pg-boss's channel; reconnects after a second, then fetches. */
@@ -155,7 +180,8 @@ export class WebhookWorker {
       setTimeout(() => void this.listen().catch(lost), 1000).unref();
     };
     c.on("notification", (n) => {
-      if (n.payload === QUEUE) this.wake();
+      const lane = n.payload ? this.lanes.get(n.payload) : undefined;
+      if (lane) this.wake(lane);
     });
     c.on("error", lost);
     c.on("end", lost);
@@ -163,66 +189,72 @@ export class WebhookWorker {
     await c.connect();
     await c.query(`listen ${BOSS_CHANNEL}`);
     // Anything committed while not listening is fetched now.
-    this.wake();
+    for (const lane of this.lanes.values()) this.wake(lane);
   }
 
-  /** Fetches now, or once more after the fetch in progress. */
-  private wake(): void {
+  /** Fetches the lane's jobs now, or once more after the fetch in progress. */
+  private wake(lane: Lane): void {
     if (!this.running) return;
-    if (this.fetching) {
-      this.again = true;
+    if (lane.fetching) {
+      lane.again = true;
       return;
     }
-    this.fetching = true;
-    void this.pump().finally(() => (this.fetching = false));
+    lane.fetching = true;
+    void this.pump(lane).finally(() => (lane.fetching = false));
   }
 
   /**
-   * Claims due jobs while there are free slots, and starts each attempt on its own: no attempt
-   * waits for another. pg-boss's groupConcurrency (the group is the endpoint) hands out no job
-   * of an endpoint that already has COMMERCE_WEBHOOK_CONCURRENCY attempts active (across all
-   * replicas), so a slow receiver holds at most that many slots and never another's events.
+   * Claims the lane's due jobs, oldest first, as many as it has free slots (at most
+   * COMMERCE_WEBHOOK_CONCURRENCY in flight per endpoint, MAX_IN_FLIGHT in all), and starts each
+   * attempt on its own: no attempt waits for another, and a slow receiver holds only its own
+   * endpoint's slots, never another endpoint's events.
    */
-  private async pump(): Promise<void> {
+  private async pump(lane: Lane): Promise<void> {
     do {
-      this.again = false;
-      const free = MAX_IN_FLIGHT - this.total;
-      if (free <= 0) {
-        this.more = true;
+      lane.again = false;
+      const room = Math.min(this.perEndpoint - lane.active, MAX_IN_FLIGHT - this.total);
+      if (room <= 0) {
+        lane.more = true;
         return;
       }
       let jobs: Job[];
       try {
-        jobs = (await this.boss.fetch<{ deliveryId: string }>(QUEUE, {
-          batchSize: free,
-          groupConcurrency: this.perEndpoint,
-        })) as Job[];
+        jobs = await this.boss.fetch<{ deliveryId: string }>(lane.queue, { batchSize: room });
       } catch {
         return; // the database is away: the poll tries again
       }
-      this.more = jobs.length === free;
-      if (this.more) this.again = true;
-      for (const job of jobs) this.run(job);
-    } while (this.again && this.running);
+      lane.more = jobs.length === room;
+      if (lane.more) lane.again = true;
+      for (const job of jobs) this.run(lane, job);
+    } while (lane.again && this.running);
   }
 
-  private run(job: Job): void {
-    const group = job.groupId ?? "";
-    const before = this.inFlight.get(group) ?? 0;
-    this.inFlight.set(group, before + 1);
+  private run(lane: Lane, job: Job): void {
+    lane.active++;
     this.total++;
-    const p = this.attempt(job.data.deliveryId, job)
-      .catch(() => this.boss.fail(QUEUE, job).catch(() => {}))
+    // The endpoint's slot is free once its answer is in (recording it does not load the endpoint);
+    // the process's slot once the attempt is recorded.
+    let answered = false;
+    const sent = () => {
+      if (answered) return;
+      answered = true;
+      lane.active--;
+      this.freed();
+    };
+    const p = this.attempt(job.data.deliveryId, { queue: lane.queue, job, sent })
+      .catch(() => this.boss.fail(lane.queue, job).catch(() => {}))
       .then(() => {
-        const n = (this.inFlight.get(group) ?? 1) - 1;
-        if (n) this.inFlight.set(group, n);
-        else this.inFlight.delete(group);
         this.total--;
         this.settled.delete(p);
-        // Its endpoint was at its limit (jobs of it may wait), or a fetch came back full.
-        if (this.more || (group && before + 1 >= this.perEndpoint)) this.wake();
+        sent();
+        this.freed();
       });
     this.settled.add(p);
+  }
+
+  /** A slot is free: lanes whose last fetch was cut short by the limits fetch again. */
+  private freed(): void {
+    for (const l of this.lanes.values()) if (l.more) this.wake(l);
   }
 
   /** Transactional mail: one job per mail, retried with backoff by pg-boss for about a day. */
@@ -261,37 +293,37 @@ export class WebhookWorker {
       const l = this.listener;
       this.listener = undefined;
       await l?.end().catch(() => {});
-      while (this.fetching || this.settled.size) {
-        await Promise.all([...this.settled, new Promise((r) => setTimeout(r, 10))]);
-      }
+      const busy = () => [...this.lanes.values()].some((lane) => lane.fetching) || this.settled.size > 0;
+      while (busy()) await Promise.all([...this.settled, new Promise((r) => setTimeout(r, 10))]);
     }
     await this.boss.stop({ graceful: true, timeout: 15_000 });
     this.mailer?.close();
     await this.db.destroy();
   }
 
-  /** The outbox's enqueue hook: one job per delivery, in the caller's transaction (one statement). */
+  /** The outbox's enqueue hook: one job per delivery on its endpoint's queue, in the caller's transaction. */
   enqueue = async (trx: Transaction<Database>, deliveries: Enqueued[], startAfter?: Date): Promise<void> => {
-    // pg-boss's statement runs on the caller's transaction: the jobs commit or roll back with it,
-    // and so does its NOTIFY (delivered at commit).
-    await this.boss.insert(
-      QUEUE,
-      deliveries.map((d) => ({
-        data: { deliveryId: d.id },
-        group: { id: d.webhook },
-        ...(startAfter ? { startAfter } : {}),
-      })),
-      { db: fromKysely(trx.withoutPlugins()) },
-    );
+    // pg-boss's statements run on the caller's transaction: the jobs commit or roll back with it,
+    // and so does the NOTIFY each insert sends (delivered at commit).
+    const db = fromKysely(trx.withoutPlugins());
+    for (const webhook of new Set(deliveries.map((d) => d.webhook))) {
+      const jobs = deliveries
+        .filter((d) => d.webhook === webhook)
+        .map((d) => ({ data: { deliveryId: d.id }, ...(startAfter ? { startAfter } : {}) }));
+      await this.boss.insert(queueOf(webhook), jobs, { db });
+    }
   };
 
   /**
    * One attempt of a delivery, recorded with its outcome and the next job when it will retry. The
    * job (when given) is completed in the transaction that records the attempt.
    */
-  async attempt(deliveryId: string, job?: Job): Promise<void> {
+  async attempt(deliveryId: string, claimed?: { queue: string; job: Job; sent: () => void }): Promise<void> {
     const complete = async (trx: Transaction<Database>) => {
-      if (job) await this.boss.complete(QUEUE, job, undefined, { db: fromKysely(trx.withoutPlugins()) });
+      if (claimed)
+        await this.boss.complete(claimed.queue, claimed.job, undefined, {
+          db: fromKysely(trx.withoutPlugins()),
+        });
     };
     const d = await this.db
       .selectFrom("webhookDeliveries")
@@ -332,6 +364,7 @@ export class WebhookWorker {
     const key = this.config.webhookSigningKeys.get(d.webhook);
     const payload = typeof d.payload === "string" ? d.payload : JSON.stringify(d.payload);
     const r = await sendOnce(d.url, d.eventId, payload, key ? signerFor(key) : undefined, this.allowed);
+    claimed?.sent();
     const attempts = d.attempts + 1;
     const code = r.statusCode;
     await this.db.transaction().execute(async (trx) => {

@@ -37,8 +37,11 @@ export interface Postgres {
   stop: () => Promise<void>;
 }
 
-/** Starts a throwaway PostgreSQL server (used by the tests and the benchmark). */
-export async function startPostgres(): Promise<Postgres> {
+/**
+ * Starts a throwaway PostgreSQL server (used by the tests and the benchmarks). `durable` keeps
+ * production's settings (fsync, synchronous_commit, full_page_writes on) for benchmarks.
+ */
+export async function startPostgres(opts: { durable?: boolean } = {}): Promise<Postgres> {
   if (!existsSync(join(BIN, "postgres"))) {
     throw new Error(`${BIN}/postgres not found: run commerce/hack/postgres-deps.sh (or set COMMERCE_PG_BIN)`);
   }
@@ -63,7 +66,9 @@ export async function startPostgres(): Promise<Postgres> {
     [
       ...["-D", data, "-p", String(port), "-k", dir, "-c", "listen_addresses=127.0.0.1"],
       // Throwaway data: durability off, so the tests spend their time on queries.
-      ...["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"],
+      ...(opts.durable
+        ? []
+        : ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]),
       ...["-c", "max_connections=200"],
     ],
     { uid, gid, cwd: dir, stdio: ["ignore", "ignore", "pipe"] },
