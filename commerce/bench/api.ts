@@ -6,13 +6,13 @@
 // Run: npm run bench (bounded: a few seconds per phase, loopback only).
 import { createServer } from "node:http";
 import autocannon from "autocannon";
-import Fastify from "fastify";
 import pg from "pg";
 import { buildApp } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";
 import { createDb, migrate } from "../src/db/database.ts";
 import { ensureDefaultStore } from "../src/db/seed.ts";
 import { startPostgres } from "../test/setup/postgres.ts";
+import { bareProducts, seedCatalog } from "./catalog.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const CONNECTIONS = 16;
@@ -63,44 +63,18 @@ try {
   const { db, pool } = createDb(config.databaseUrl, 10);
   await migrate(db);
   await ensureDefaultStore(db, config);
-  await pool.query(`
-    insert into products (id, title, status, created_at, updated_at)
-      select 'prod_' || g, 'Product ' || g, 'active', now() - g * interval '1 second', now() from generate_series(1, 2000) g;
-    insert into variants (id, product_id, sku, title, price_minor, currency, position)
-      select 'var_' || g, 'prod_' || g, 'SKU-' || g, 'Default', 1000 + g, 'USD', 0 from generate_series(1, 2000) g;
-    insert into inventory_levels (variant_id, store_id, available, low_stock_threshold)
-      select 'var_' || g, 'default', 1000000000, 0 from generate_series(1, 2000) g;
-    analyze;`);
+  await seedCatalog(pool);
   const svc = await buildApp({ config, db, logger: false, webhookPollSeconds: 0.5 });
   await svc.webhooks.start(svc.outbox);
   await svc.app.listen({ port: 0, host: "127.0.0.1" });
   const svcUrl = `http://127.0.0.1:${(svc.app.server.address() as { port: number }).port}`;
 
-  // The bare baseline: same page query and variants query, JSON out, no auth or limits.
-  const bare = Fastify({ logger: false });
-  const barePool = new pg.Pool({ connectionString: dbUrl, max: 10 });
-  bare.get("/products", async () => {
-    const page = await barePool.query(
-      "select *, created_at::text as cursor_value from products order by created_at desc, id desc limit 51",
-    );
-    const ids = page.rows.slice(0, 50).map((r) => r.id);
-    const variants = await barePool.query(
-      "select * from variants where product_id = any($1) order by position",
-      [ids],
-    );
-    return {
-      data: page.rows
-        .slice(0, 50)
-        .map((p) => ({ ...p, variants: variants.rows.filter((v) => v.product_id === p.id) })),
-    };
-  });
-  await bare.listen({ port: 0, host: "127.0.0.1" });
-  const bareUrl = `http://127.0.0.1:${(bare.server.address() as { port: number }).port}`;
+  const bare = await bareProducts(dbUrl, 10);
 
   const auth = { authorization: `Bearer ${KEY}` };
   await run({ url: `${svcUrl}/api/v1/products?limit=50`, headers: auth, duration: 2 }); // warm-up
-  await run({ url: `${bareUrl}/products`, duration: 2 });
-  const bareRes = await run({ url: `${bareUrl}/products` });
+  await run({ url: bare.url, duration: 2 });
+  const bareRes = await run({ url: bare.url });
   const svcRes = await run({ url: `${svcUrl}/api/v1/products?limit=50`, headers: auth });
   console.log(`bare fastify + pg     : ${fmt(bareRes)}`);
   console.log(`GET /api/v1/products  : ${fmt(svcRes)}`);
@@ -135,7 +109,6 @@ try {
   await svc.webhooks.stop();
   await svc.app.close();
   await bare.close();
-  await barePool.end();
   await db.destroy();
   rx.close();
 } finally {
