@@ -1,15 +1,22 @@
 import { randomUUID } from "node:crypto";
+import { type RawBuilder, sql, type Transaction } from "kysely";
 import type { Config } from "../config.ts";
 import type { DB } from "../db/database.ts";
-import type { ShippingAddress } from "../db/schema.ts";
-import { invalidField } from "../http/problem.ts";
-import { adjustLevel } from "../inventory/levels.ts";
+import type { Database, ShippingAddress } from "../db/schema.ts";
+import { invalidField, notFound, Problem } from "../http/problem.ts";
 import type { Outbox } from "../webhooks/outbox.ts";
 import { shippingOf, totals } from "./pricing.ts";
+import type { OrderView } from "./read.ts";
 
 // Placing an order, shared by every way in (the REST API, GraphQL through it, the store
 // frontend): lines priced from the catalogue, tax and shipping from the settings, stock taken,
 // the status history started, the confirmation mail and OrderCreated written in one transaction.
+//
+// Few round trips: one read (variants, store, customer), then in one transaction one statement
+// that takes the stock with a conditional decrement (`available >= quantity`: a row another
+// order holds is re-read when that order commits, so concurrent orders on the last units cannot
+// oversell) and writes the order, lines, history and adjustments, then the outbox rows. The
+// answer is the order as written, built in memory.
 
 export interface OrderInput {
   customerId?: string;
@@ -20,6 +27,13 @@ export interface OrderInput {
   shippingCountry?: string;
   shippingAddress?: ShippingAddress;
 }
+
+/**
+ * A condition the order is placed under, written in the order's statement: a data-modifying
+ * statement that returns a row when the order may be placed and none when not (then nothing is
+ * written). The REST API claims the request's Idempotency-Key with its answer this way.
+ */
+export type Claim = (order: OrderView) => RawBuilder<unknown>;
 
 /** The order event payload (OrderCreated, OrderUpdated). */
 export const orderEventData = (o: {
@@ -36,11 +50,39 @@ export const orderEventData = (o: {
   customerId: o.customerId,
 });
 
-/** Places an order; returns its id. Bad input is a problem naming the field (`#/lines/0/sku`). */
+interface Found {
+  store: boolean;
+  customer: boolean;
+  id: string | null;
+  sku: string;
+  title: string;
+  priceMinor: number;
+  currency: string;
+  productId: string;
+  productTitle: string;
+  status: string;
+}
+
+interface Taken {
+  variantId: string;
+  available: number;
+  lowStockThreshold: number;
+  quantity: number;
+}
+
+/** PostgreSQL's deadlock and serialization failures: the transaction may simply be run again. */
+const RETRYABLE = new Set(["40P01", "40001"]);
+const ATTEMPTS = 3;
+
+/**
+ * Places an order and returns it as written; undefined when `claim` was refused (nothing
+ * written). Bad input is a problem naming the field (`#/lines/0/sku`), missing stock a 409.
+ */
 export async function placeOrder(
   { db, config, outbox }: { db: DB; config: Config; outbox: Outbox },
   b: OrderInput,
-): Promise<string> {
+  claim?: Claim,
+): Promise<OrderView | undefined> {
   const currency = config.CONFIG_LOCALIZATION?.currency ?? "USD";
   const methods = config.CONFIG_SHIPPING_METHODS ?? [];
   const id = `ord_${randomUUID()}`;
@@ -51,99 +93,174 @@ export async function placeOrder(
       `${b.shippingCountry} is not the shipping address's country ${address.country}`,
     );
   const country = b.shippingCountry ?? address?.country;
-  await db.transaction().execute(async (trx) => {
-    if (b.customerId) {
-      const c = await trx
-        .selectFrom("customers")
-        .select("id")
-        .where("id", "=", b.customerId)
-        .executeTakeFirst();
-      if (!c) throw invalidField("#/customerId", `customer ${b.customerId} does not exist`);
-    }
-    const store = await trx.selectFrom("stores").select("id").where("id", "=", b.storeId).executeTakeFirst();
-    if (!store) throw invalidField("#/storeId", `store ${b.storeId} does not exist`);
-    const byVariant = b.lines.flatMap((l) => (l.variantId ? [l.variantId] : []));
-    const bySku = b.lines.flatMap((l) => (l.sku ? [l.sku] : []));
-    const variants = await trx
-      .selectFrom("variants")
-      .innerJoin("products", "products.id", "variants.productId")
-      .select([
-        "variants.id",
-        "variants.sku",
-        "variants.title",
-        "variants.priceMinor",
-        "variants.currency",
-        "variants.productId",
-        "products.title as productTitle",
-        "products.status",
-      ])
-      .where((eb) =>
-        eb.or([eb("variants.id", "in", [...byVariant, ""]), eb("variants.sku", "in", [...bySku, ""])]),
-      )
-      .execute();
-    const now = new Date();
-    const lines = b.lines.map((l, i) => {
-      const v = variants.find((x) => (l.variantId ? x.id === l.variantId : x.sku === l.sku));
-      const field = l.variantId ? "variantId" : "sku";
-      if (!v) throw invalidField(`#/lines/${i}/${field}`, `no variant ${l.variantId ?? l.sku}`);
-      if (v.status !== "active")
-        throw invalidField(`#/lines/${i}/${field}`, `product of ${v.sku} is ${v.status}`);
-      if (v.currency !== currency)
-        throw invalidField(
-          `#/lines/${i}/${field}`,
-          `${v.sku} is priced in ${v.currency}, the store sells in ${currency}`,
-        );
-      return {
-        id: `oln_${randomUUID()}`,
-        orderId: id,
-        position: i,
-        variantId: v.id,
-        productId: v.productId,
-        sku: v.sku,
-        title: v.productTitle === v.title ? v.title : `${v.productTitle} — ${v.title}`,
-        quantity: l.quantity,
-        unitPriceMinor: v.priceMinor,
-        totalMinor: v.priceMinor * l.quantity,
-      };
-    });
-    const subtotal = lines.reduce((s, l) => s + l.totalMinor, 0);
-    const shipping = shippingOf(methods, b.shippingMethod, country, subtotal, currency);
-    const t = totals(config, subtotal, shipping);
-    const order = {
-      id,
-      storeId: b.storeId,
-      customerId: b.customerId ?? null,
-      status: "pending" as const,
-      currency,
-      ...t,
-      shippingMethod: b.shippingMethod ?? null,
-      shippingAddress: address ? JSON.stringify(address) : null,
-      trackingNumber: null,
-      createdAt: now,
-      updatedAt: now,
+  const byVariant = b.lines.flatMap((l) => (l.variantId ? [l.variantId] : []));
+  const bySku = b.lines.flatMap((l) => (l.sku ? [l.sku] : []));
+  // One row at least (store and customer), with every variant asked for.
+  const { rows: found } = await sql<Found>`
+    select s.ok as store, c.ok as customer, v.id, v.sku, v.title, v.price_minor, v.currency, v.product_id,
+           v.product_title, v.status
+      from (select exists (select 1 from stores where id = ${b.storeId}) as ok) s
+      cross join (select ${b.customerId ?? null}::text is null
+                      or exists (select 1 from customers where id = ${b.customerId ?? null}) as ok) c
+      left join lateral (
+        select v.id, v.sku, v.title, v.price_minor, v.currency, v.product_id, p.title as product_title, p.status
+          from variants v join products p on p.id = v.product_id
+         where v.id = any(${byVariant}::text[]) or v.sku = any(${bySku}::text[])) v on true`.execute(db);
+  const head = found[0] as Found;
+  if (!head.customer) throw invalidField("#/customerId", `customer ${b.customerId} does not exist`);
+  if (!head.store) throw invalidField("#/storeId", `store ${b.storeId} does not exist`);
+  const now = new Date();
+  const lines = b.lines.map((l, i) => {
+    const v = found.find((x) => x.id !== null && (l.variantId ? x.id === l.variantId : x.sku === l.sku));
+    const field = l.variantId ? "variantId" : "sku";
+    if (!v?.id) throw invalidField(`#/lines/${i}/${field}`, `no variant ${l.variantId ?? l.sku}`);
+    if (v.status !== "active")
+      throw invalidField(`#/lines/${i}/${field}`, `product of ${v.sku} is ${v.status}`);
+    if (v.currency !== currency)
+      throw invalidField(
+        `#/lines/${i}/${field}`,
+        `${v.sku} is priced in ${v.currency}, the store sells in ${currency}`,
+      );
+    return {
+      id: `oln_${randomUUID()}`,
+      orderId: id,
+      position: i,
+      variantId: v.id,
+      productId: v.productId,
+      sku: v.sku,
+      title: v.productTitle === v.title ? v.title : `${v.productTitle} — ${v.title}`,
+      quantity: l.quantity,
+      unitPriceMinor: v.priceMinor,
+      totalMinor: v.priceMinor * l.quantity,
     };
-    await trx.insertInto("orders").values(order).execute();
-    await trx.insertInto("orderLines").values(lines).execute();
-    await trx
-      .insertInto("orderStatusHistory")
-      .values({ orderId: id, fromStatus: null, toStatus: "pending", note: null, at: now })
-      .execute();
-    // Stock rows locked in variant order: concurrent orders cannot deadlock on them.
-    const byLock = [...lines.entries()].sort((a, b) => a[1].variantId.localeCompare(b[1].variantId));
-    for (const [i, l] of byLock) {
-      await adjustLevel(trx, outbox, {
-        variantId: l.variantId,
-        storeId: b.storeId,
-        delta: -l.quantity,
-        reason: `order ${id}`,
-        pointer: `#/lines/${i}/quantity`,
-      });
-    }
-    await outbox.mail?.(trx, "OrderConfirmation", id);
-    await outbox.emit(trx, "OrderCreated", {
-      ...orderEventData(order),
-      lines: lines.map((l) => ({ sku: l.sku, quantity: l.quantity, unitPriceMinor: l.unitPriceMinor })),
-    });
   });
-  return id;
+  const subtotal = lines.reduce((s, l) => s + l.totalMinor, 0);
+  const shipping = shippingOf(methods, b.shippingMethod, country, subtotal, currency);
+  const order: OrderView = {
+    id,
+    storeId: b.storeId,
+    customerId: b.customerId ?? null,
+    status: "pending",
+    currency,
+    ...totals(config, subtotal, shipping),
+    shippingMethod: b.shippingMethod ?? null,
+    shippingAddress: address ?? null,
+    trackingNumber: null,
+    version: 1,
+    createdAt: now,
+    updatedAt: now,
+    lines,
+    history: [{ from: null, to: "pending", note: null, at: now }],
+  };
+  // Stock taken per variant (a variant on two lines is taken once, by their sum).
+  const takes = new Map<string, number>();
+  for (const l of lines) takes.set(l.variantId, (takes.get(l.variantId) ?? 0) + l.quantity);
+
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await db.transaction().execute(async (trx) => {
+        const { rows } = await sql<{ claimed: number; taken: Taken[] }>`
+          with claim as (${claim ? claim(order) : sql`select 1`}),
+          taken as (
+            update inventory_levels i
+               set available = i.available - x.quantity,
+                   low = i.low_stock_threshold > 0 and i.available - x.quantity <= i.low_stock_threshold,
+                   version = i.version + 1,
+                   updated_at = ${now}
+              from jsonb_to_recordset(${JSON.stringify([...takes].map(([v, quantity]) => ({ v, quantity })))}::jsonb)
+                     as x(v text, quantity int)
+             where i.variant_id = x.v and i.store_id = ${b.storeId} and i.available >= x.quantity
+               and exists (select 1 from claim)
+            returning i.variant_id, i.available, i.low_stock_threshold, x.quantity),
+          o as (
+            insert into orders (id, store_id, customer_id, status, currency, subtotal_minor, tax_minor,
+                                shipping_minor, total_minor, shipping_method, shipping_address,
+                                tracking_number, created_at, updated_at)
+            select ${id}, ${b.storeId}, ${order.customerId}, 'pending', ${currency}, ${order.subtotalMinor},
+                   ${order.taxMinor}, ${order.shippingMinor}, ${order.totalMinor}, ${order.shippingMethod},
+                   ${address ? JSON.stringify(address) : null}::jsonb, null, ${now}, ${now}
+             where exists (select 1 from claim)),
+          l as (
+            insert into order_lines (id, order_id, position, variant_id, product_id, sku, title, quantity,
+                                     unit_price_minor, total_minor)
+            select l.id, ${id}, l.position, l.variant_id, l.product_id, l.sku, l.title, l.quantity,
+                   l.unit_price_minor, l.total_minor
+              from jsonb_to_recordset(${JSON.stringify(
+                lines.map((x) => ({
+                  id: x.id,
+                  position: x.position,
+                  variant_id: x.variantId,
+                  product_id: x.productId,
+                  sku: x.sku,
+                  title: x.title,
+                  quantity: x.quantity,
+                  unit_price_minor: x.unitPriceMinor,
+                  total_minor: x.totalMinor,
+                })),
+              )}::jsonb) as l(id text, position int, variant_id text, product_id text, sku text, title text,
+                              quantity int, unit_price_minor bigint, total_minor bigint)
+             where exists (select 1 from claim)),
+          h as (
+            insert into order_status_history (order_id, from_status, to_status, note, at)
+            select ${id}, null, 'pending', null, ${now} where exists (select 1 from claim)),
+          a as (
+            insert into inventory_adjustments (id, variant_id, store_id, delta, reason)
+            select 'adj_' || gen_random_uuid(), t.variant_id, ${b.storeId}, -t.quantity, ${`order ${id}`}
+              from taken t)
+          select (select count(*) from claim)::int as claimed,
+                 coalesce((select json_agg(taken) from taken), '[]') as taken`.execute(trx);
+        const r = rows[0] as { claimed: number; taken: Taken[] };
+        if (!r.claimed) return undefined;
+        if (r.taken.length < takes.size) {
+          const i = lines.findIndex((l) => !r.taken.some((t) => t.variantId === l.variantId));
+          throw await stockProblem(trx, lines[i] as (typeof lines)[number], b.storeId, i);
+        }
+        for (const t of r.taken) {
+          const before = t.available + t.quantity;
+          if (t.lowStockThreshold > 0 && t.available <= t.lowStockThreshold && before > t.lowStockThreshold) {
+            await outbox.emit(trx, "InventoryLow", {
+              variantId: t.variantId,
+              storeId: b.storeId,
+              sku: lines.find((l) => l.variantId === t.variantId)?.sku,
+              available: t.available,
+              lowStockThreshold: t.lowStockThreshold,
+            });
+          }
+        }
+        await outbox.mail?.(trx, "OrderConfirmation", id);
+        await outbox.emit(trx, "OrderCreated", {
+          ...orderEventData(order),
+          lines: lines.map((l) => ({ sku: l.sku, quantity: l.quantity, unitPriceMinor: l.unitPriceMinor })),
+        });
+        return order;
+      });
+    } catch (err) {
+      if (attempt < ATTEMPTS && RETRYABLE.has((err as { code?: string }).code ?? "")) continue;
+      throw err;
+    }
+  }
+}
+
+/** Why line `i`'s stock could not be taken: no level in the store (404), or too little (409). */
+async function stockProblem(
+  db: DB | Transaction<Database>,
+  l: { variantId: string; sku: string },
+  storeId: string,
+  i: number,
+): Promise<Problem> {
+  const level = await db
+    .selectFrom("inventoryLevels")
+    .select("available")
+    .where("variantId", "=", l.variantId)
+    .where("storeId", "=", storeId)
+    .executeTakeFirst();
+  if (!level) return notFound("inventory level of variant", `${l.variantId} in store ${storeId}`);
+  const pointer = `#/lines/${i}/quantity`;
+  return new Problem(
+    409,
+    "insufficient-stock",
+    "Insufficient stock",
+    `lines/${i}/quantity: only ${level.available} of ${l.sku} available`,
+    { errors: [{ pointer, in: "body", detail: `only ${level.available} available` }] },
+  );
 }

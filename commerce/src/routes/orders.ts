@@ -2,11 +2,12 @@ import { z } from "zod";
 import { ORDER_STATUSES } from "../db/schema.ts";
 import { DEFAULT_STORE } from "../db/seed.ts";
 import type { Api, Ctx } from "../http/context.ts";
-import { setEtag } from "../http/etag.ts";
+import { etagOf, setEtag } from "../http/etag.ts";
+import { type Idempotency, idempotencyClaim, replayStored, type StoredAnswer } from "../http/idempotency.ts";
 import { pageOf, pageQuery } from "../http/pagination.ts";
 import { shippingAddressSchema } from "../orders/address.ts";
 import { placeOrder } from "../orders/place.ts";
-import { getOrder, listOrders, ORDER_SORTS } from "../orders/read.ts";
+import { getOrder, listOrders, ORDER_SORTS, type OrderView } from "../orders/read.ts";
 import { currencyCode, idParam, timestamp } from "./common.ts";
 
 // The orders resource: placing one (orders/place.ts: lines priced from the catalogue, tax from the
@@ -119,12 +120,40 @@ export async function orderRoutes(api: Api, { db, config, outbox }: Ctx): Promis
 
   api.post(
     "/orders",
-    { config: { scope: "orders:write" }, schema: { tags, body: orderIn, response: { 201: orderOut } } },
+    {
+      config: { scope: "orders:write", idempotencyInHandler: true },
+      schema: { tags, body: orderIn, response: { 201: orderOut } },
+    },
     async (req, reply) => {
-      const id = await placeOrder({ db, config, outbox }, req.body);
-      const o = await getOrder(db, id);
-      setEtag(reply, o.version);
-      return reply.code(201).header("location", `/api/v1/orders/${id}`).send(o);
+      // The answer is the order as placed; with an Idempotency-Key it is stored in the order's
+      // own transaction (the key's claim), so placing costs one commit.
+      let answer: StoredAnswer | undefined;
+      const answerOf = (o: OrderView): StoredAnswer => {
+        answer = {
+          status: 201,
+          headers: {
+            "content-type": "application/json; charset=utf-8",
+            etag: etagOf(o.version),
+            location: `/api/v1/orders/${o.id}`,
+          },
+          body: JSON.stringify(z.encode(orderOut, o)),
+        };
+        return answer;
+      };
+      const idem = req.idempotency;
+      const o = await placeOrder(
+        { db, config, outbox },
+        req.body,
+        idem && ((o) => idempotencyClaim(idem, answerOf(o))),
+      );
+      if (!o) return replayStored(db, idem as Idempotency, reply);
+      if (idem) idem.stored = true;
+      const a = answer ?? answerOf(o);
+      // Sent as serialized (a string is not serialized again), so the stored answer is this one.
+      return reply
+        .code(201)
+        .headers(a.headers)
+        .send(a.body as never);
     },
   );
 }

@@ -6,7 +6,7 @@ import { shippingAddressSchema } from "../orders/address.ts";
 import { payOrder } from "../orders/pay.ts";
 import { placeOrder } from "../orders/place.ts";
 import { shippingOf } from "../orders/pricing.ts";
-import { getOrder } from "../orders/read.ts";
+import { getOrder, type OrderView } from "../orders/read.ts";
 import { addToCart, type CartLine, cartLines, clearCart, setQuantity } from "./cart.ts";
 import type { Store } from "./context.ts";
 import { checkoutCustomer } from "./customers.ts";
@@ -148,13 +148,14 @@ export async function cartRoutes(app: FastifyInstance, store: Store): Promise<vo
         .where("id", "=", customerId)
         .executeTakeFirstOrThrow();
       const { line1, line2, city, region, postalCode, country } = b;
-      const id = await placeOrder(store, {
+      const placed = await placeOrder(store, {
         customerId,
         storeId: DEFAULT_STORE,
         lines: lines.map((l) => ({ variantId: l.variantId, quantity: l.quantity })),
         shippingMethod: b.shippingMethod,
         shippingAddress: { name: recipient.name, line1, line2, city, region, postalCode, country },
       });
+      const id = (placed as OrderView).id; // no claim: always placed
       await db.updateTable("storeSessions").set({ lastOrderId: id }).where("id", "=", s.id).execute();
       await clearCart(db, s.id);
       const pay = await payOrder(store, id, { gateway: b.gateway, simulate: b.simulate });
