@@ -25,12 +25,13 @@ import { loadConfig } from "../src/config.ts";
 import { createDb, migrate } from "../src/db/database.ts";
 import { ensureDefaultStore } from "../src/db/seed.ts";
 import { startPostgres } from "../test/setup/postgres.ts";
+import { seedCatalog } from "./catalog.ts";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
 const CONNECTIONS = 16;
 const POOL = 10;
-const SKUS = 2000;
+const SKUS = 2000; // seedCatalog's
 const OPERATOR_KEY = `csk_${"b".repeat(40)}`;
 
 const run = (opts: autocannon.Options) =>
@@ -115,14 +116,7 @@ try {
   const { db, pool } = createDb(config.databaseUrl, POOL);
   await migrate(db);
   await ensureDefaultStore(db, config);
-  await pool.query(`
-    insert into products (id, title, status, created_at, updated_at)
-      select 'prod_' || g, 'Product ' || g, 'active', now(), now() from generate_series(1, ${SKUS}) g;
-    insert into variants (id, product_id, sku, title, price_minor, currency, position)
-      select 'var_' || g, 'prod_' || g, 'SKU-' || g, 'Default', 1000 + g, 'USD', 0 from generate_series(1, ${SKUS}) g;
-    insert into inventory_levels (variant_id, store_id, available, low_stock_threshold)
-      select 'var_' || g, 'default', 1000000000, 0 from generate_series(1, ${SKUS}) g;
-    analyze;`);
+  await seedCatalog(pool);
   const svc = await buildApp({ config, db, logger: false });
   const deliver = process.env.BENCH_DELIVER !== "0";
   if (deliver) await svc.webhooks.start(svc.outbox);
