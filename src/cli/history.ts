@@ -1,8 +1,7 @@
 import { readFileSync } from "node:fs";
-import { get as httpGet } from "node:http";
-import { get as httpsGet } from "node:https";
 import { parseArgs } from "node:util";
 import { KubeConfig } from "@kubernetes/client-node";
+import { type ArchiveAnswer, getArchive } from "../archive/client.ts";
 import type { CliIO } from "./next-runs.ts";
 
 // `cronscale history|logs|usage`: read the execution archive through the operator's history
@@ -82,34 +81,6 @@ function table(rows: string[][]): string[] {
   );
 }
 
-/**
- * GET with the bearer token, trusting `ca` for HTTPS when given. node:https rather than fetch:
- * fetch takes no CA per request without an extra HTTP client dependency.
- */
-function getText(url: string, token: string | undefined, ca: Buffer | undefined) {
-  const u = new URL(url);
-  const get = u.protocol === "https:" ? httpsGet : httpGet;
-  return new Promise<{ status: number; statusText: string; text: string }>((resolve, reject) => {
-    const req = get(
-      u,
-      { headers: token ? { authorization: `Bearer ${token}` } : {}, ...(ca ? { ca } : {}), timeout: 30_000 },
-      (res) => {
-        let text = "";
-        res.setEncoding("utf8");
-        res.on("data", (c: string) => {
-          text += c;
-        });
-        res.on("end", () =>
-          resolve({ status: res.statusCode ?? 0, statusText: res.statusMessage ?? "", text }),
-        );
-        res.on("error", reject);
-      },
-    );
-    req.on("timeout", () => req.destroy(new Error("timed out after 30 s")));
-    req.on("error", reject);
-  });
-}
-
 interface Summary {
   name: string;
   spec: Record<string, unknown>;
@@ -172,9 +143,9 @@ export async function archiveCommand(
     if (v.limit) q.set("limit", v.limit);
     if (v.run) q.set("run", v.run);
   }
-  let res: { status: number; statusText: string; text: string };
+  let res: ArchiveAnswer;
   try {
-    res = await getText(`${server}${path}${q.size > 0 ? `?${q}` : ""}`, token, ca);
+    res = await getArchive(`${server}${path}${q.size > 0 ? `?${q}` : ""}`, token, ca);
   } catch (e) {
     io.err(`error: cannot reach the history endpoint at ${server}: ${(e as Error).message}`);
     return 1;

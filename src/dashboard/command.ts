@@ -1,10 +1,12 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { type PlatformPrices, PlatformPricesSchema } from "../api/platform-prices.ts";
 import type { CliIO } from "../cli/next-runs.ts";
 import { createLogger } from "../log.ts";
 import { loadKubeConfig } from "../runtime/kube.ts";
 import { KubeListWatch } from "../runtime/listwatch.ts";
 import { KubeTransport } from "../runtime/rest.ts";
+import { HttpArchiveReader } from "./archive.ts";
 import { OidcSignIn, oidcSettingsFrom } from "./auth-oidc.ts";
 import { type ProxyAuthSettings, proxyAuthSettingsFrom } from "./auth-proxy.ts";
 import { ImpersonatingKubeConfig } from "./auth-proxy-kube.ts";
@@ -50,6 +52,18 @@ audience, since the viewer's ID token is the bearer of every request):
   --oidc-ca-file             PEM CA bundle for the issuer's TLS (default: the system's)
                                                                  env CRONSCALE_DASHBOARD_OIDC_CA_FILE
 
+Execution archive (optional): a task's page shows every run of the retention, read with the
+viewer's token through the operator's history endpoint; without it, the runs kept as TaskExecutions:
+  --history-url      the history endpoint, e.g. https://cronscale-history.cronscale-system:8081
+                                                                 env CRONSCALE_DASHBOARD_HISTORY_URL
+  --history-ca-file  PEM CA of the endpoint's certificate        env CRONSCALE_DASHBOARD_HISTORY_CA_FILE
+
+Platform prices of the deploy page's estimate: the installation's price table, the same values
+as the operator's controllers.scalePlatform.prices (unset: the project's list prices):
+  --prices-currency, --prices-standard, --prices-professional, --prices-enterprise (monthly),
+  --prices-per-vcpu, --prices-per-gib-memory, --prices-per-gib-storage (Custom, per unit and month)
+                                                                 env CRONSCALE_DASHBOARD_PRICES_<NAME>
+
 Serving TLS itself (otherwise serve it behind TLS: its cookies are Secure, which browsers accept
 over plain HTTP only on localhost):
   --tls-cert-file  PEM certificate chain                         env CRONSCALE_DASHBOARD_TLS_CERT_FILE
@@ -92,6 +106,8 @@ export async function dashboardCommand(argv: string[], io: CliIO): Promise<numbe
           "ca-file",
         ]),
         ...envFlags("tls", ["cert-file", "key-file"]),
+        ...envFlags("history", ["url", "ca-file"]),
+        ...envFlags("prices", PRICE_FLAGS),
         ...envFlags("auth-proxy", [
           "client-ca-file",
           "allowed-names",
@@ -120,8 +136,13 @@ export async function dashboardCommand(argv: string[], io: CliIO): Promise<numbe
   let oidc: OidcSignIn | undefined;
   let tls: { cert: Buffer; key: Buffer } | undefined;
   let proxy: ProxyAuthSettings | undefined;
+  let archive: HttpArchiveReader | undefined;
+  let prices: PlatformPrices;
   try {
     const str = (k: string) => (values[k] as string | undefined) || undefined;
+    const historyUrl = str("history-url");
+    archive = historyUrl ? new HttpArchiveReader(historyUrl, str("history-ca-file")) : undefined;
+    prices = pricesFrom(str);
     const settings = oidcSettingsFrom({
       issuerUrl: str("oidc-issuer-url"),
       clientId: str("oidc-client-id"),
@@ -176,6 +197,8 @@ export async function dashboardCommand(argv: string[], io: CliIO): Promise<numbe
     oidc,
     viewerApi: (token) => new KubeViewerApi(kc, token),
     tls,
+    archive,
+    prices,
     proxyAuth: proxy && {
       settings: proxy,
       viewerApi: (id) => new KubeViewerApi(kc, new ImpersonatingKubeConfig(kc, id)),
@@ -197,6 +220,35 @@ export async function dashboardCommand(argv: string[], io: CliIO): Promise<numbe
   await taskCache?.stop();
   await lists?.stop();
   return 0;
+}
+
+/** The price table's flags (--prices-<name>), in PlatformPricesSchema's order. */
+const PRICE_FLAGS = [
+  "currency",
+  "standard",
+  "professional",
+  "enterprise",
+  "per-vcpu",
+  "per-gib-memory",
+  "per-gib-storage",
+];
+
+/** The installation's price table from the --prices-* flags (unset ones: the project's list prices). */
+function pricesFrom(str: (k: string) => string | undefined): PlatformPrices {
+  const r = PlatformPricesSchema.safeParse({
+    currency: str("prices-currency"),
+    Standard: str("prices-standard"),
+    Professional: str("prices-professional"),
+    Enterprise: str("prices-enterprise"),
+    perVcpu: str("prices-per-vcpu"),
+    perGiBMemory: str("prices-per-gib-memory"),
+    perGiBStorage: str("prices-per-gib-storage"),
+  });
+  if (!r.success)
+    throw new Error(
+      `--prices-*: ${r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+    );
+  return r.data;
 }
 
 /** The --<group>-<name> flags, each defaulting to its CRONSCALE_DASHBOARD_<GROUP>_<NAME> variable. */

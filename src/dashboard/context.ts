@@ -1,5 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Logger } from "pino";
+import type { PlatformPrices } from "../api/platform-prices.ts";
+import type { ArchiveReader } from "./archive.ts";
 import type { OidcSignIn } from "./auth-oidc.ts";
 import type { ProxyAuthSettings, ProxyIdentity } from "./auth-proxy.ts";
 import type { ViewerApi } from "./kube.ts";
@@ -54,6 +56,13 @@ export interface DashboardOptions {
    * dashboard's credentials with Impersonate-* headers).
    */
   proxyAuth?: { settings: ProxyAuthSettings; viewerApi: (id: ProxyIdentity) => ViewerApi };
+  /**
+   * The execution archive, read with the viewer's token through the operator's history endpoint
+   * (archive.ts); without it a task's page shows only the runs kept as TaskExecutions.
+   */
+  archive?: ArchiveReader;
+  /** The installation's platform prices (the deploy page's estimate); default the project's list prices. */
+  prices?: PlatformPrices;
   /** How often the platform page's usage and performance refresh, in seconds (default 10). */
   usageRefreshSeconds?: number;
 }

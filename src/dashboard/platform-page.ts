@@ -26,11 +26,12 @@ export const USAGE_REFRESH_SECONDS = 10;
 /** Path of the commerce service's Prometheus endpoint on pods that do not announce one. */
 const METRICS_PATH = "/metrics";
 
-/** The prices of the estimate before launch (once launched the platform's status carries the operator's). */
-export function deployPrices(_ctx: Ctx): DeployPrices {
-  const { currency, Standard, Professional, Enterprise, perVcpu, perGiBMemory, perGiBStorage } =
-    DEFAULT_PLATFORM_PRICES;
-  return { plans: { Standard, Professional, Enterprise }, perVcpu, perGiBMemory, perGiBStorage, currency };
+/**
+ * The installation's prices (the dashboard's --prices-*, the operator's price table), for the
+ * estimate before launch; once launched the platform's status carries the operator's own estimate.
+ */
+export function deployPrices(ctx: Ctx): DeployPrices {
+  return ctx.opts.prices ?? DEFAULT_PLATFORM_PRICES;
 }
 
 const forbiddenAsNull = (err: unknown) => {

@@ -49,6 +49,7 @@ export function registerSessionRoutes(app: FastifyInstance, ctx: Ctx): void {
     try {
       const user = await api.whoAmI();
       const s = sessions.signIn(old, user, api);
+      s.token = token;
       ctx.setSessionCookie(reply, s);
       req.log.info({ user: user.username }, "signed in");
       return reply.redirect(next, 303);

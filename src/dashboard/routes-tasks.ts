@@ -3,14 +3,16 @@ import { ANNOTATION_RUN_NOW } from "../api/v1alpha1/labels.ts";
 import type { ScheduledTask } from "../api/v1alpha1/scheduledtask.ts";
 import { ApiError } from "../runtime/errors.ts";
 import { pickNamespace, taskPermissions } from "./access.ts";
+import { bearerOf } from "./archive.ts";
 import type { Ctx, FastifyInstance, FastifyReply } from "./context.ts";
 import { type Session, viewerApi } from "./sessions.ts";
 import { sharedList } from "./shared-read.ts";
 import { openEventStream } from "./sse.ts";
 import { filterTasks } from "./task-model.ts";
+import { historyQueryOf, taskPage } from "./task-page.ts";
 import { renderFragment } from "./views/html.ts";
 import { TASKS_PATH } from "./views/layout.ts";
-import { DeletePage, TaskPage } from "./views/task-detail.ts";
+import { DeletePage, RunOutputPage } from "./views/task-detail.ts";
 import { TaskResults, TasksPage, taskHref } from "./views/tasks-list.ts";
 
 type Q = Record<string, string | undefined>;
@@ -109,33 +111,37 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: Ctx): void {
     const s = req.session as Session;
     const { ns, name } = req.params as P;
     try {
-      const [task, executions, can] = await Promise.all([
-        viewerApi(s).getTask(ns, name),
-        viewerApi(s).listExecutions(ns, name),
-        taskPermissions(s, ns),
-      ]);
-      const running = can.followLogs
-        ? await viewerApi(s)
-            .listActivePods(ns, name)
-            .catch(() => [])
-        : [];
-      const body = TaskPage({
-        task,
-        executions,
-        session: s,
-        can,
-        now: ctx.now(),
-        flash: takeFlash(s),
-        running,
-      });
-      return ctx.page(reply, s, name, body);
+      return await taskPage(ctx, reply, s, ns, name, { query: historyQueryOf(req.query as Q) });
     } catch (err) {
       return ctx.fail(reply, s, err);
     }
   });
 
-  // A run's output as it is written (Server-Sent Events over `pods/log?follow`, as the viewer).
-  // Only pods of this task: the list is filtered by the task label, so another pod is a 404.
+  // One run's whole output: from the archive (read as the viewer), else its TaskExecution while
+  // etcd still keeps it.
+  app.get(`${TASKS_PATH}/:ns/:name/runs/:run/output`, async (req, reply) => {
+    const s = req.session as Session;
+    const { ns, name, run } = req.params as P & { run: string };
+    try {
+      const token = bearerOf(s);
+      const [task, archived] = await Promise.all([
+        viewerApi(s).getTask(ns, name),
+        token && ctx.opts.archive
+          ? ctx.opts.archive.run(token, ns, name, run).catch((err) => {
+              req.log.warn({ namespace: ns, task: name, err: (err as Error).message }, "archive unread");
+              return undefined;
+            })
+          : undefined,
+      ]);
+      const spec =
+        archived ?? (await viewerApi(s).listExecutions(ns, name)).find((x) => x.metadata.name === run)?.spec;
+      if (!spec) throw new ApiError(404, "NotFound", `no run ${run} of task ${name} in the last 7 days`);
+      return ctx.page(reply, s, `Run of ${name}`, RunOutputPage({ task, run, spec }));
+    } catch (err) {
+      return ctx.fail(reply, s, err);
+    }
+  });
+
   app.get(`${TASKS_PATH}/:ns/:name/runs/:pod/log`, async (req, reply) => {
     const s = req.session as Session;
     const { ns, name, pod } = req.params as P & { pod: string };
@@ -182,11 +188,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: Ctx): void {
     const { ns, name, env = "" } = req.params as P;
     try {
       const v = viewerApi(s);
-      const [task, executions, can] = await Promise.all([
-        v.getTask(ns, name),
-        v.listExecutions(ns, name),
-        taskPermissions(s, ns),
-      ]);
+      const task = await v.getTask(ns, name);
       const entry = task.spec.env?.find((e) => e.name === env);
       if (!entry) throw new ApiError(404, "NotFound", `task ${name} has no variable ${env}`);
       let value = entry.value ?? "";
@@ -203,15 +205,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: Ctx): void {
         "env value revealed",
       );
       reply.header("Cache-Control", "no-store");
-      const body = TaskPage({
-        task,
-        executions,
-        session: s,
-        can,
-        now: ctx.now(),
-        revealed: { name: env, value },
-      });
-      return ctx.page(reply, s, name, body);
+      return await taskPage(ctx, reply, s, ns, name, { revealed: { name: env, value } });
     } catch (err) {
       return ctx.fail(reply, s, err);
     }

@@ -20,6 +20,8 @@ export interface Session {
   user?: UserInfo;
   /** The viewer's client; holds the token. */
   api?: ViewerApi;
+  /** Signed in with a token: that token (the bearer of `api`), sent also to the history endpoint. */
+  token?: string;
   /** Signed in through OpenID Connect: the ID token (the bearer of `api`) and its refresh token. */
   oidc?: OidcTokens;
   /** The refresh of `oidc` under way, if any (one at a time). */

@@ -42,8 +42,11 @@ export interface TestPostgres {
   destroy(): Promise<void>;
 }
 
-/** Starts a PostgreSQL server with an empty database `cronscale`. */
-export async function startPostgres(): Promise<TestPostgres> {
+/**
+ * Starts a PostgreSQL server with an empty database `cronscale`; fsync off unless `fsync` (tests
+ * need no durability, benchmarks measure with production's).
+ */
+export async function startPostgres(o: { fsync?: boolean } = {}): Promise<TestPostgres> {
   const dir = mkdtempSync(join(tmpdir(), "cronscale-pg-"));
   const data = join(dir, "data");
   const asRoot = process.getuid?.() === 0;
@@ -57,7 +60,18 @@ export async function startPostgres(): Promise<TestPostgres> {
   const start = async () => {
     const p = spawn(
       join(PG_BIN, "postgres"),
-      ["-D", data, "-p", String(port), "-c", "listen_addresses=127.0.0.1", "-k", dir, "-c", "fsync=off"],
+      [
+        "-D",
+        data,
+        "-p",
+        String(port),
+        "-c",
+        "listen_addresses=127.0.0.1",
+        "-k",
+        dir,
+        "-c",
+        `fsync=${o.fsync ? "on" : "off"}`,
+      ],
       { ...ids, cwd: dir, stdio: "ignore" },
     );
     proc = p;

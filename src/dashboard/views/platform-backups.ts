@@ -5,7 +5,7 @@ import type { ScalePlatformBackup } from "../../api/v1alpha1/scaleplatformbackup
 import { zoneOf } from "../restore-model.ts";
 import type { Session } from "../sessions.ts";
 import { html, type VNode } from "./html.ts";
-import { backupsHref, Csrf, PLATFORMS_PATH, platformHref } from "./layout.ts";
+import { backupsHref, Csrf, platformHref } from "./layout.ts";
 import { Badge, Time } from "./tasks-list.ts";
 
 // The backups page of a platform (spec §4.3 Manual backup and Recovery): what the operator reports in

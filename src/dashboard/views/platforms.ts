@@ -1,4 +1,5 @@
 import { type CustomFigures, PLAN_TABLE, type PlatformPlan, planBudget } from "../../api/plans.ts";
+import { monthlyPrice, type PlatformPrices } from "../../api/platform-prices.ts";
 import { PLATFORM_STEPS, type ScalePlatform } from "../../api/v1alpha1/scaleplatform.ts";
 import type { Session } from "../sessions.ts";
 import { html, type VNode } from "./html.ts";
@@ -10,16 +11,9 @@ import { Badge } from "./tasks-list.ts";
 
 /** The fixed plans of the deploy page's table; Custom follows with the resources typed in. */
 export const DEPLOY_PLANS = ["Standard", "Professional", "Enterprise"] as const;
-type FixedPlan = (typeof DEPLOY_PLANS)[number];
 
-/** List prices for the estimate before launch: per fixed plan, and per unit for Custom. */
-export interface DeployPrices {
-  plans: Record<FixedPlan, number>;
-  perVcpu: number;
-  perGiBMemory: number;
-  perGiBStorage: number;
-  currency: string;
-}
+/** The installation's prices for the estimate before launch: per fixed plan, and per unit for Custom. */
+export type DeployPrices = PlatformPrices;
 
 const cpu = (m: number) => `${m / 1000} vCPU`;
 const gb = (mib: number) => `${mib / 1024} GB`;
@@ -145,14 +139,10 @@ export function Summary(p: {
       : "Standard";
   const b = plan === "Custom" ? (p.custom ? planBudget(plan, p.custom) : undefined) : planBudget(plan);
   const listPrice = (): string => {
-    if (plan !== "Custom") return `${p.prices.plans[plan]} ${p.prices.currency}`;
+    if (plan !== "Custom") return `${p.prices[plan]} ${p.prices.currency}`;
     if (!b) return "—";
-    const t = b.total;
-    const amount =
-      (t.cpuMillis / 1000) * p.prices.perVcpu +
-      (t.memoryMiB / 1024) * p.prices.perGiBMemory +
-      t.storageGiB * p.prices.perGiBStorage;
-    return `${amount.toFixed(2)} ${p.prices.currency}`;
+    const { amount, currency } = monthlyPrice(plan, b, p.prices);
+    return `${amount} ${currency}`;
   };
   return html`<section class="panel" aria-labelledby="h-summary"><h2 id="h-summary">Deployment summary</h2>
     <dl class="facts">

@@ -1,6 +1,8 @@
 import { planResources } from "../../api/task-plans.ts";
-import type { ScheduledTask } from "../../api/v1alpha1/scheduledtask.ts";
-import type { TaskExecution } from "../../api/v1alpha1/taskexecution.ts";
+import { EXECUTION_RESULTS, type ScheduledTask } from "../../api/v1alpha1/scheduledtask.ts";
+import type { TaskExecution, TaskExecutionSpec } from "../../api/v1alpha1/taskexecution.ts";
+import type { UsageRow } from "../../archive/store.ts";
+import type { HistoryPage } from "../archive.ts";
 import type { Session } from "../sessions.ts";
 import { cronReading, previewRuns } from "../task-model.ts";
 import { html, type VNode } from "./html.ts";
@@ -54,6 +56,66 @@ function EnvTable(p: {
     })}</tbody></table></div>`;
 }
 
+/** The archive's part of a task's page: a page of its history and the month's usage, or why not. */
+export type ArchiveView = { query: { result?: string; cursor?: string } } & (
+  | { page: HistoryPage; usage: UsageRow[]; month: string; problem?: undefined }
+  | { problem: string; page?: undefined }
+);
+
+/** A run's page of output. */
+export const runOutputHref = (ns: string, task: string, run: string) =>
+  `${taskHref(ns, task)}/runs/${encodeURIComponent(run)}/output`;
+
+/** The history from the archive: the result filter, a page of runs, links to older pages. */
+function ArchiveHistory(p: { task: ScheduledTask; view: ArchiveView & { page: HistoryPage } }): VNode {
+  const { task, view } = p;
+  const ns = task.metadata.namespace ?? "";
+  const name = task.metadata.name ?? "";
+  const href = taskHref(ns, name);
+  const zone = task.spec.timezone;
+  const result = view.query.result ?? "";
+  const withResult = (extra: string) =>
+    `${href}?${result ? `result=${encodeURIComponent(result)}&` : ""}${extra}#history`;
+  return html`<form method="get" action=${`${href}#history`} class="bar" aria-label="Filter runs">
+      <label for="history-result">Result</label>
+      <select id="history-result" name="result">
+        <option value="" selected=${!result}>All</option>
+        ${EXECUTION_RESULTS.map((r) => html`<option value=${r} selected=${r === result}>${r}</option>`)}
+      </select>
+      <button type="submit" class="secondary">Show</button>
+    </form>
+    ${
+      view.page.items.length === 0
+        ? html`<p class="muted">${result ? `No ${result} runs in the last 7 days.` : "No runs in the last 7 days."}</p>`
+        : html`<div class="table-wrap"><table class="stack">
+      <thead><tr><th scope="col">Finished</th><th scope="col">Result</th><th scope="col">Trigger</th><th scope="col">Duration</th><th scope="col">Billed</th><th scope="col">Output</th></tr></thead>
+      <tbody>${view.page.items.map(
+        (x) => html`<tr>
+          <td data-label="Finished"><${Time} iso=${x.spec.completionTime} zone=${zone} /></td>
+          <td data-label="Result"><${Badge} value=${x.spec.result} /> <span class="muted">${x.spec.message}</span></td>
+          <td data-label="Trigger">${x.spec.trigger}</td>
+          <td data-label="Duration">${x.spec.durationSeconds} s</td>
+          <td data-label="Billed">${x.spec.billedSeconds ?? 0} s</td>
+          <td data-label="Output"><a href=${runOutputHref(ns, name, x.name)} aria-label=${`Output of the run finished ${x.spec.completionTime}`}>Output</a></td>
+        </tr>`,
+      )}</tbody></table></div>`
+    }
+    <nav class="actions" aria-label="History pages">
+      ${view.query.cursor && html`<a class="button secondary" href=${withResult("")}>Newest runs</a>`}
+      ${view.page.next && html`<a class="button secondary" href=${withResult(`cursor=${encodeURIComponent(view.page.next)}`)} rel="next">Older runs</a>`}
+    </nav>`;
+}
+
+/** The month's billed time and cost of the task (the archive's usage). */
+function Billed({ view }: { view?: ArchiveView }): VNode {
+  if (!view?.page) return html`<span class="muted">—</span>`;
+  if (view.usage.length === 0) return html`0 s <span class="muted">(no runs in ${view.month})</span>`;
+  return html`${view.usage.map(
+    (u) =>
+      html`<span>${u.billedSeconds.toLocaleString("en")} s <span class="muted">(${u.runs.toLocaleString("en")} runs, ${u.cost} ${u.currency})</span></span> `,
+  )}`;
+}
+
 function History({ executions, zone }: { executions: TaskExecution[]; zone: string }): VNode {
   if (executions.length === 0) return html`<p class="muted">No finished runs yet.</p>`;
   return html`<div class="table-wrap"><table class="stack">
@@ -73,6 +135,8 @@ function History({ executions, zone }: { executions: TaskExecution[]; zone: stri
 export function TaskPage(p: {
   task: ScheduledTask;
   executions: TaskExecution[];
+  /** The archive's history and usage; undefined when the dashboard has no archive. */
+  archive?: ArchiveView;
   session: Session;
   can: TaskPermissions;
   now: Date;
@@ -106,6 +170,8 @@ export function TaskPage(p: {
           <dt>Last run</dt><dd><${Time} iso=${task.status?.lastRunTime} zone=${s.timezone} /></dd>
           <dt>Last result</dt><dd>${task.status?.lastResult ?? "—"}</dd>
           <dt>Next run</dt><dd>${s.suspend ? "suspended" : html`<${Time} iso=${task.status?.nextRunTime} zone=${s.timezone} />`}</dd>
+          <dt>Created</dt><dd><${Time} iso=${task.metadata.creationTimestamp} zone=${s.timezone} /></dd>
+          ${p.archive && html`<dt>Billed this month</dt><dd><${Billed} view=${p.archive} /></dd>`}
         </dl></section>
       <section class="panel" aria-labelledby="h-schedule"><h2 id="h-schedule">Schedule</h2>
         <p><code>${s.schedule}</code> in ${s.timezone}<br /><span class="muted">${cronReading(s.schedule)}</span></p>
@@ -135,8 +201,37 @@ export function TaskPage(p: {
             <pre class="live-log" data-sse-log=${`${href}/runs/${encodeURIComponent(pod)}/log`} role="log" aria-label=${`Live output of ${pod}`}></pre>`,
         )}</section>`
     }
-    <section class="panel" aria-labelledby="h-history"><h2 id="h-history">Execution history</h2>
-      <${History} executions=${p.executions} zone=${s.timezone} /></section>`;
+    <section class="panel" id="history" aria-labelledby="h-history"><h2 id="h-history">Execution history</h2>
+      ${p.archive?.problem && html`<p class="panel notice" role="status">${p.archive.problem}</p>`}
+      ${
+        p.archive?.page
+          ? html`<p class="muted">Every run of the last 7 days, newest first, from the execution archive.</p>
+            <${ArchiveHistory} task=${task} view=${p.archive} />`
+          : html`<${History} executions=${p.executions} zone=${s.timezone} />`
+      }</section>`;
+}
+
+/** One run's whole output (from the archive, or its TaskExecution while it is still kept). */
+export function RunOutputPage(p: { task: ScheduledTask; run: string; spec: TaskExecutionSpec }): VNode {
+  const { task, run, spec } = p;
+  const ns = task.metadata.namespace ?? "";
+  const name = task.metadata.name ?? "";
+  const zone = task.spec.timezone;
+  return html`<p><a href=${`${taskHref(ns, name)}#history`}>← ${name}</a></p>
+    <h1>Run of ${name} <${Badge} value=${spec.result} /></h1>
+    <section class="panel" aria-labelledby="h-run"><h2 id="h-run">Run</h2>
+      <dl class="facts">
+        <dt>Run</dt><dd><code>${run}</code></dd>
+        <dt>Started</dt><dd><${Time} iso=${spec.startTime ?? spec.scheduledTime} zone=${zone} /></dd>
+        <dt>Finished</dt><dd><${Time} iso=${spec.completionTime} zone=${zone} /></dd>
+        <dt>Result</dt><dd>${spec.result} <span class="muted">${spec.message}</span></dd>
+        <dt>Exit code</dt><dd>${spec.exitCode ?? "—"}</dd>
+        <dt>Trigger</dt><dd>${spec.trigger}</dd>
+        <dt>Duration</dt><dd>${spec.durationSeconds} s</dd>
+        <dt>Billed</dt><dd>${spec.billedSeconds ?? 0} s${spec.cost ? ` (${spec.cost} ${spec.currency ?? ""})` : ""}</dd>
+      </dl></section>
+    <section class="panel" aria-labelledby="h-output"><h2 id="h-output">Output${spec.outputTruncated ? " (start cut)" : ""}</h2>
+      <pre aria-label=${`Output of run ${run}`} tabindex="0">${spec.output || "(no output)"}</pre></section>`;
 }
 
 /** Confirmation before a delete (works without script). */
