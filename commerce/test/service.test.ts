@@ -93,6 +93,8 @@ describe("migrations", () => {
       "0004_store_accounts_carts",
       "0005_admin_auth",
       "0006_order_shipping_address",
+      "0007_gcra_key_notify",
+      "0008_place_order",
     ]);
     const db = replicas[0]!;
     expect(await pendingMigrations(db)).toEqual([]);

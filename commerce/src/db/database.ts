@@ -8,6 +8,7 @@ import * as m0004 from "./migrations/0004_store_accounts_carts.ts";
 import * as m0005 from "./migrations/0005_admin_auth.ts";
 import * as m0006 from "./migrations/0006_order_shipping_address.ts";
 import * as m0007 from "./migrations/0007_gcra_key_notify.ts";
+import * as m0008 from "./migrations/0008_place_order.ts";
 import type { Database } from "./schema.ts";
 
 // bigint (int8) as number: money in minor units and counts stay far below 2^53.
@@ -25,6 +26,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0005_admin_auth": m0005,
   "0006_order_shipping_address": m0006,
   "0007_gcra_key_notify": m0007,
+  "0008_place_order": m0008,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

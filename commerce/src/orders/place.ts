@@ -13,10 +13,11 @@ import type { OrderView } from "./read.ts";
 // the status history started, the confirmation mail and OrderCreated written in one transaction.
 //
 // Few round trips: one read (variants, store, customer), then in one transaction one statement
-// that takes the stock with a conditional decrement (`available >= quantity`: a row another
-// order holds is re-read when that order commits, so concurrent orders on the last units cannot
-// oversell) and writes the order, lines, history and adjustments, then the outbox rows. The
-// answer is the order as written, built in memory.
+// (the caller's claim and the place_order function of migration 0008) that takes the stock with a
+// conditional decrement (`available >= quantity`: a row another order holds is re-read when that
+// order commits, so concurrent orders on the last units cannot oversell) and writes the order,
+// lines, history and adjustments, then the outbox rows. The answer is the order as written,
+// built in memory.
 
 export interface OrderInput {
   customerId?: string;
@@ -156,61 +157,32 @@ export async function placeOrder(
   const takes = new Map<string, number>();
   for (const l of lines) takes.set(l.variantId, (takes.get(l.variantId) ?? 0) + l.quantity);
 
+  // place_order's arguments (db/migrations/0008_place_order.ts).
+  const orderRow = { ...order, lines: undefined, history: undefined };
+  const lineRows = lines.map((l) => ({
+    id: l.id,
+    position: l.position,
+    variant_id: l.variantId,
+    product_id: l.productId,
+    sku: l.sku,
+    title: l.title,
+    quantity: l.quantity,
+    unit_price_minor: l.unitPriceMinor,
+    total_minor: l.totalMinor,
+  }));
+  const takeRows = [...takes].map(([v, quantity]) => ({ v, quantity }));
+
   for (let attempt = 1; ; attempt++) {
     try {
       return await db.transaction().execute(async (trx) => {
-        const { rows } = await sql<{ claimed: number; taken: Taken[] }>`
-          with claim as (${claim ? claim(order) : sql`select 1`}),
-          taken as (
-            update inventory_levels i
-               set available = i.available - x.quantity,
-                   low = i.low_stock_threshold > 0 and i.available - x.quantity <= i.low_stock_threshold,
-                   version = i.version + 1,
-                   updated_at = ${now}
-              from jsonb_to_recordset(${JSON.stringify([...takes].map(([v, quantity]) => ({ v, quantity })))}::jsonb)
-                     as x(v text, quantity int)
-             where i.variant_id = x.v and i.store_id = ${b.storeId} and i.available >= x.quantity
-               and exists (select 1 from claim)
-            returning i.variant_id, i.available, i.low_stock_threshold, x.quantity),
-          o as (
-            insert into orders (id, store_id, customer_id, status, currency, subtotal_minor, tax_minor,
-                                shipping_minor, total_minor, shipping_method, shipping_address,
-                                tracking_number, created_at, updated_at)
-            select ${id}, ${b.storeId}, ${order.customerId}, 'pending', ${currency}, ${order.subtotalMinor},
-                   ${order.taxMinor}, ${order.shippingMinor}, ${order.totalMinor}, ${order.shippingMethod},
-                   ${address ? JSON.stringify(address) : null}::jsonb, null, ${now}, ${now}
-             where exists (select 1 from claim)),
-          l as (
-            insert into order_lines (id, order_id, position, variant_id, product_id, sku, title, quantity,
-                                     unit_price_minor, total_minor)
-            select l.id, ${id}, l.position, l.variant_id, l.product_id, l.sku, l.title, l.quantity,
-                   l.unit_price_minor, l.total_minor
-              from jsonb_to_recordset(${JSON.stringify(
-                lines.map((x) => ({
-                  id: x.id,
-                  position: x.position,
-                  variant_id: x.variantId,
-                  product_id: x.productId,
-                  sku: x.sku,
-                  title: x.title,
-                  quantity: x.quantity,
-                  unit_price_minor: x.unitPriceMinor,
-                  total_minor: x.totalMinor,
-                })),
-              )}::jsonb) as l(id text, position int, variant_id text, product_id text, sku text, title text,
-                              quantity int, unit_price_minor bigint, total_minor bigint)
-             where exists (select 1 from claim)),
-          h as (
-            insert into order_status_history (order_id, from_status, to_status, note, at)
-            select ${id}, null, 'pending', null, ${now} where exists (select 1 from claim)),
-          a as (
-            insert into inventory_adjustments (id, variant_id, store_id, delta, reason)
-            select 'adj_' || gen_random_uuid(), t.variant_id, ${b.storeId}, -t.quantity, ${`order ${id}`}
-              from taken t)
-          select (select count(*) from claim)::int as claimed,
-                 coalesce((select json_agg(taken) from taken), '[]') as taken`.execute(trx);
-        const r = rows[0] as { claimed: number; taken: Taken[] };
-        if (!r.claimed) return undefined;
+        // The claim first: when it returns no row, place_order is not called and nothing is written.
+        const { rows } = await sql<{ taken: Taken[] }>`
+          with claim as (${claim ? claim(order) : sql`select 1`})
+          select place_order(${JSON.stringify(orderRow)}::jsonb, ${JSON.stringify(lineRows)}::jsonb,
+                             ${JSON.stringify(takeRows)}::jsonb) as taken
+            from claim`.execute(trx);
+        const r = rows[0];
+        if (!r) return undefined;
         if (r.taken.length < takes.size) {
           const i = lines.findIndex((l) => !r.taken.some((t) => t.variantId === l.variantId));
           throw await stockProblem(trx, lines[i] as (typeof lines)[number], b.storeId, i);
