@@ -95,6 +95,27 @@ else
   archive_ip=$(KUBECONFIG="$kubeconfig" kubectl -n "$archive_ns" get pod cronscale-archive-0 -o jsonpath='{.status.podIP}')
   archive_password=$(KUBECONFIG="$kubeconfig" kubectl -n "$archive_ns" get secret cronscale-archive -o jsonpath='{.data.password}' | base64 -d)
   operator_env+=("CRONSCALE_ARCHIVE__DSN=postgres://cronscale:$archive_password@$archive_ip:5432/cronscale")
+  # Backups on by default: the s3 add-on (versitygw over TLS with a certificate of the cluster's
+  # CA, so kube-root-ca.crt verifies it) is the operator's default repository; its key pair goes
+  # into a Secret of cronscale-system, which the operator copies into each platform's namespace.
+  s3_env="$STATE_DIR/s3.env"
+  if [ -f "$s3_env" ]; then
+    # shellcheck disable=SC1090
+    source "$s3_env"
+    KUBECONFIG="$kubeconfig" kubectl -n "$archive_ns" create secret generic cronscale-backup-s3 \
+      --from-literal=accessKeyId="$S3_ACCESS_KEY" --from-literal=secretAccessKey="$S3_SECRET_KEY" \
+      --dry-run=client -o yaml | KUBECONFIG="$kubeconfig" kubectl apply -f - >/dev/null
+    runner_ref=$(CONTAINERD_ADDRESS="$CONTAINERD_ADDRESS" hack/images/load.sh node | tail -n 1)
+    operator_env+=(
+      "CRONSCALE_CONTROLLERS__SCALE_PLATFORM__IMAGES__BACKUP_RUNNER=$runner_ref"
+      "CRONSCALE_CONTROLLERS__SCALE_PLATFORM__DEFAULT_BACKUP__S3__ENDPOINT=$S3_SERVICE_HOST:443"
+      "CRONSCALE_CONTROLLERS__SCALE_PLATFORM__DEFAULT_BACKUP__S3__BUCKET=$S3_BUCKET"
+      "CRONSCALE_CONTROLLERS__SCALE_PLATFORM__DEFAULT_BACKUP__S3__REGION=$S3_REGION"
+      "CRONSCALE_CONTROLLERS__SCALE_PLATFORM__DEFAULT_BACKUP__S3__CREDENTIALS_SECRET__NAMESPACE=$archive_ns"
+      "CRONSCALE_CONTROLLERS__SCALE_PLATFORM__DEFAULT_BACKUP__S3__CREDENTIALS_SECRET__NAME=cronscale-backup-s3"
+      "CRONSCALE_CONTROLLERS__SCALE_PLATFORM__DEFAULT_BACKUP__S3__CA_CONFIG_MAP_NAME=kube-root-ca.crt"
+    )
+  fi
 fi
 export KUBECONFIG="$kubeconfig"
 
@@ -145,6 +166,8 @@ if [ -n "$started_cluster" ] && [ -f "/var/tmp/cronscale/clusters/$started_clust
     curl --cacert $state/addons.d/cert-manager/ca.crt -H "Authorization: Bearer \$API_KEY" \\
       --resolve api.shop.example.test:$INGRESS_HTTPS_PORT:127.0.0.1 https://api.shop.example.test:$INGRESS_HTTPS_PORT/api/v1/products
   (the OpenAPI document: https://api.shop.example.test:$INGRESS_HTTPS_PORT/api/v1/openapi.json)
+  It is backed up to the operator's default repository (the s3 add-on): column Backups of
+  kubectl get splat shows BackupsCurrent once the first full backup is done.
 
 MSG
 fi

@@ -116,8 +116,10 @@ export async function runOperator(argv: readonly string[], env: NodeJS.ProcessEn
           },
         )
       : undefined;
+  const platformConfig = platformControllerConfigFrom(cfg.controllers.scalePlatform);
+  platformConfig.defaultBackup.s3.credentialsSecret.namespace ||= le.namespace;
   registerScalePlatformControllers(manager, {
-    config: platformControllerConfigFrom(cfg.controllers.scalePlatform),
+    config: platformConfig,
     workers: cfg.workers,
   });
   registerNotificationControllers(manager, {

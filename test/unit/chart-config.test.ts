@@ -35,6 +35,10 @@ describe.skipIf(!helm)("chart values reach the operator's configuration", () => 
       "platform.backupRunnerImage=registry.test/node:24",
       "platform.requestFraction=1",
       "platform.defaultClusterIssuer=letsencrypt",
+      "backup.defaultRepository.s3.endpoint=s3.storage.svc:9000",
+      "backup.defaultRepository.s3.bucket=shops",
+      "backup.defaultRepository.s3.credentialsSecret.name=s3-keys",
+      "backup.defaultRepository.s3.caConfigMapName=kube-root-ca.crt",
       "taskImages.python=registry.test/python:3",
       "taskImagePullPolicy=Always",
       "archive.window=5",
@@ -58,6 +62,20 @@ describe.skipIf(!helm)("chart values reach the operator's configuration", () => 
     });
     expect(platform.requestFraction).toBe(1);
     expect(platform.defaultIssuer).toEqual({ name: "letsencrypt", kind: "ClusterIssuer" });
+    expect(platform.defaultBackup.s3).toEqual({
+      endpoint: "s3.storage.svc:9000",
+      bucket: "shops",
+      region: "us-east-1",
+      pathPrefix: "/cronscale",
+      credentialsSecret: {
+        namespace: "",
+        name: "s3-keys",
+        accessKeyIdKey: "accessKeyId",
+        secretAccessKeyKey: "secretAccessKey",
+      },
+      caConfigMapName: "kube-root-ca.crt",
+      caKey: "ca.crt",
+    });
     expect(cfg.controllers.scheduledTask.images.python).toBe("registry.test/python:3");
     expect(cfg.controllers.scheduledTask.imagePullPolicy).toBe("Always");
     expect(cfg.archive).toMatchObject({ window: 5, pruneIntervalSeconds: 60, outputMaxChars: 1048576 });

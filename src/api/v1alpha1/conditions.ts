@@ -137,8 +137,10 @@ export const CONDITION_BACKUP_OFFSITE = "BackupOffsite";
 export const BackupReason = {
   /** The last scheduled backup succeeded and none is overdue. */
   BackupsCurrent: "BackupsCurrent",
-  /** spec.backup is not set. */
+  /** No repository: neither spec.backup nor the operator's default repository. */
   NotConfigured: "NotConfigured",
+  /** spec.disableBackups: the platform opted out. */
+  Disabled: "Disabled",
   /** No backup has completed yet (the first one may be running). */
   NoBackupYet: "NoBackupYet",
   /** The newest backup run failed (not for a repository problem). */

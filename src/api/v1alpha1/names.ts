@@ -101,6 +101,11 @@ export function platformBackupKeySecretName(platform: string): string {
   return `${platform}-backup-key`;
 }
 
+/** The copy of the default repository's S3 credentials in the platform's namespace. */
+export function platformBackupS3SecretName(platform: string): string {
+  return `${platform}-backup-s3`;
+}
+
 /** ServiceAccount, Role, RoleBinding and runner ConfigMap of the backup Jobs. */
 export function platformBackupName(platform: string): string {
   return `${platform}-backup`;

@@ -242,6 +242,12 @@ export const scalePlatformSpecSchema = z
       .optional()
       .describe("Database settings; its size comes from the plan."),
     backup: backupSpecSchema.optional(),
+    disableBackups: z
+      .boolean()
+      .default(false)
+      .describe(
+        "Opt this platform out of backups: no pgBackRest, no WAL archive, no restore to a point in time; a lost volume is lost for good. Status (condition BackupHealthy, reason Disabled) and `kubectl get splat` say so. Without it, a platform without spec.backup is backed up to the operator's default repository (daily full, hourly incremental, continuous WAL, 30 days, encrypted), when the operator has one.",
+      ),
     notifications: platformNotificationsSchema.optional(),
     security: securitySchema.optional(),
   })
@@ -258,6 +264,12 @@ export const scalePlatformSpecSchema = z
         message:
           "resources is only allowed with plan Custom; fixed plans take their resources from the plan table",
         fieldPath: ".resources",
+        reason: "FieldValueForbidden",
+      },
+      {
+        rule: "!(has(self.backup) && has(self.disableBackups) && self.disableBackups)",
+        message: "disableBackups cannot be true while spec.backup is set: remove one of them",
+        fieldPath: ".disableBackups",
         reason: "FieldValueForbidden",
       },
       ...NO_LESS_THAN_FIXED,
@@ -393,6 +405,13 @@ export const scalePlatformKind = defineKind({
     { name: "Status", type: "string", jsonPath: ".status.phase", description: "Lifecycle phase." },
     { name: "Step", type: "string", jsonPath: ".status.stepSummary", description: "Deployment steps done." },
     { name: "URL", type: "string", jsonPath: ".status.urls.platform", description: "Store frontend URL." },
+    {
+      name: "Backups",
+      type: "string",
+      jsonPath: '.status.conditions[?(@.type=="BackupHealthy")].reason',
+      description:
+        "Backup health: BackupsCurrent, NoBackupYet, Disabled (opted out), NotConfigured (no repository), or a problem.",
+    },
     {
       name: "Last Backup",
       type: "date",

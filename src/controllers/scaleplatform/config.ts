@@ -123,6 +123,60 @@ export const PlatformSettingsSchema = z.strictObject({
     })
     .prefault({}),
   prices: PlatformPricesSchema.prefault({}),
+  defaultBackup: z
+    .strictObject({
+      s3: z
+        .strictObject({
+          endpoint: z
+            .string()
+            .default("")
+            .describe(
+              "Host[:port] of the S3 endpoint of the default backup repository (HTTPS); empty: no default repository, so platforms without spec.backup have no backups",
+            ),
+          bucket: z
+            .string()
+            .default("cronscale-backups")
+            .describe("Bucket of the default repository; it must exist"),
+          region: z.string().default("us-east-1").describe("Region of the bucket"),
+          pathPrefix: z
+            .string()
+            .default("/cronscale")
+            .describe(
+              "Path in the bucket; each platform's repository is <pathPrefix>/<namespace>/<platform>",
+            ),
+          credentialsSecret: z
+            .strictObject({
+              namespace: z
+                .string()
+                .default("")
+                .describe("Namespace of the Secret; empty means the operator's own (POD_NAMESPACE)"),
+              name: z
+                .string()
+                .default("")
+                .describe(
+                  "Secret holding the S3 key pair; the operator copies it into each platform's namespace (<platform>-backup-s3) for its database and backup Jobs",
+                ),
+              accessKeyIdKey: z.string().default("accessKeyId").describe("Key of the access key id"),
+              secretAccessKeyKey: z
+                .string()
+                .default("secretAccessKey")
+                .describe("Key of the secret access key"),
+            })
+            .prefault({}),
+          caConfigMapName: z
+            .string()
+            .default("")
+            .describe(
+              "ConfigMap present in every platform's namespace with the CA bundle of the endpoint (e.g. kube-root-ca.crt for a certificate of the cluster's CA); empty: a public CA",
+            ),
+          caKey: z.string().default("ca.crt").describe("Key of the PEM bundle in that ConfigMap"),
+        })
+        .prefault({}),
+    })
+    .prefault({})
+    .describe(
+      "The default backup repository: platforms without spec.backup (and without spec.disableBackups) are backed up there with the default schedules (daily full, hourly incremental, continuous WAL, 30 days), encrypted",
+    ),
 });
 
 /** Settings of the ScalePlatform controller. */

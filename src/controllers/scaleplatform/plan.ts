@@ -69,6 +69,9 @@ export function prunedTypes(inp: PlatformInputs): ChildType[] {
   const types: ChildType[] = [
     { apiVersion: "autoscaling/v2", kind: "HorizontalPodAutoscaler" },
     { apiVersion: "v1", kind: "ConfigMap" },
+    // The generated credentials are always planned and the backup key is not owned: of the
+    // Secrets, only the default repository's copy can be left out.
+    { apiVersion: "v1", kind: "Secret" },
     { apiVersion: "v1", kind: "ServiceAccount" },
     { apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role" },
     { apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding" },

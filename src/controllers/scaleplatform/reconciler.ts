@@ -10,6 +10,7 @@ import { KeyBackoff } from "../../runtime/backoff.ts";
 import { type ExecutedPlan, executePlan, foreignChild } from "../../runtime/children.ts";
 import { readOne } from "../../runtime/read.ts";
 import type { ObjectKey, ReconcileContext, ReconcileResult, Reconciler } from "../../runtime/types.ts";
+import { readDefaultBackupCredentials } from "./backup/default.ts";
 import type { BackupMetrics } from "./backup/metrics.ts";
 import { backupObservation } from "./backup/observe.ts";
 import { withBackupStatus } from "./backup/status.ts";
@@ -189,7 +190,8 @@ export class ScalePlatformReconciler implements Reconciler {
       features.customMetrics,
       spec.stopped,
     );
-    return platformInputs(platform, spec, this.config, { ...features, customMetricValues: values });
+    const creds = await readDefaultBackupCredentials(ctx, this.config, spec);
+    return platformInputs(platform, spec, this.config, { ...features, customMetricValues: values }, creds);
   }
 
   /**

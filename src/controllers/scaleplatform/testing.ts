@@ -81,9 +81,9 @@ export function fakeProbe(ok = true): { probe: HealthProbe; urls: string[]; stat
 
 /** A reconciler with deterministic randomness, a healthy probe and fresh detector and tracker. */
 export function testReconciler(
-  deps: { health?: HealthTracker; recheckMs?: number } = {},
+  deps: { health?: HealthTracker; recheckMs?: number; config?: PlatformControllerConfig } = {},
 ): ScalePlatformReconciler {
-  return new ScalePlatformReconciler(TEST_CONFIG, {
+  return new ScalePlatformReconciler(deps.config ?? TEST_CONFIG, {
     random: counterRandom().random,
     probe: fakeProbe(true).probe,
     detector: new FeatureDetector(deps.recheckMs ?? 60_000),

@@ -10,6 +10,7 @@ import {
   platformBackupCronJobName,
   platformBackupKeySecretName,
   platformBackupName,
+  platformBackupS3SecretName,
   platformDatabaseName,
   platformFirstBackupJobName,
 } from "../../../api/v1alpha1/names.ts";
@@ -22,6 +23,7 @@ import {
   type PlatformInputs,
   RESTRICTED_CONTAINER,
 } from "../desired/common.ts";
+import { COPY_KEYS } from "./default.ts";
 import { RUNNER_GRACE_SECONDS, RUNNER_SCRIPT } from "./runner.ts";
 
 // The backup children of a platform with spec.backup, all owned by it except the generated key:
@@ -85,6 +87,19 @@ export function desiredKeySecret(inp: PlatformInputs, passphrase: string): KubeO
     type: "Opaque",
     immutable: true,
     stringData: { passphrase },
+  };
+}
+
+/** The default repository's key pair copied into the platform's namespace; undefined on another repository. */
+export function desiredRepositoryCredentials(inp: PlatformInputs): KubeObject | undefined {
+  const creds = inp.defaultBackupCredentials;
+  if (inp.backupSource !== "default" || !creds) return undefined;
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: meta(inp, platformBackupS3SecretName(nameOf(inp))),
+    type: "Opaque",
+    data: { [COPY_KEYS.accessKeyId]: creds.accessKeyId, [COPY_KEYS.secretAccessKey]: creds.secretAccessKey },
   };
 }
 

@@ -1,4 +1,8 @@
-import { platformBackupCronJobName, platformFirstBackupJobName } from "../../../api/v1alpha1/names.ts";
+import {
+  platformBackupCronJobName,
+  platformBackupS3SecretName,
+  platformFirstBackupJobName,
+} from "../../../api/v1alpha1/names.ts";
 import { type ChildRef, childKey, type LiveChildren, type PlannedChild } from "../../../runtime/children.ts";
 import type { KubeObject } from "../../../runtime/types.ts";
 import { nameOf, type PlatformInputs } from "../desired/common.ts";
@@ -8,6 +12,7 @@ import {
   desiredBackupCronJob,
   desiredFirstBackupJob,
   desiredKeySecret,
+  desiredRepositoryCredentials,
 } from "./desired.ts";
 import { keyRef, repositoryPath } from "./pgbackrest.ts";
 
@@ -32,6 +37,9 @@ export function backupChildRefs(inp: PlatformInputs): ChildRef[] {
   const name = nameOf(inp);
   return [
     { apiVersion: "v1", kind: "Secret", name: keyRef(backup, name).name },
+    ...(inp.backupSource === "default"
+      ? [{ apiVersion: "v1", kind: "Secret", name: platformBackupS3SecretName(name) }]
+      : []),
     ...desiredBackupAccess(inp).map((o) => ({
       apiVersion: o.apiVersion,
       kind: o.kind,
@@ -92,6 +100,8 @@ export function planBackupChildren(
       ref: { apiVersion: "v1", kind: "Secret", name: key.name },
       make: () => desiredKeySecret(inp, random(64)),
     });
+  const copy = desiredRepositoryCredentials(inp);
+  if (copy) out.push({ part: "backup", policy: "apply", object: copy });
   for (const object of [
     ...desiredBackupAccess(inp),
     desiredBackupCronJob(inp, backup, "full"),

@@ -23,6 +23,7 @@ import type {
 } from "../../../runtime/types.ts";
 import type { PlatformControllerConfig } from "../config.ts";
 import { platformInputs } from "../desired/common.ts";
+import { readDefaultBackupCredentials, withEffectiveBackup } from "./default.ts";
 import { backupJobSpec, backupLabels } from "./desired.ts";
 import { type BackupJobRun, jobRuns } from "./observe.ts";
 import { repositoryPath } from "./pgbackrest.ts";
@@ -100,7 +101,10 @@ function notReady(
 ): string | undefined {
   const name = req.spec.platformName;
   if (!platform || !spec) return `ScalePlatform ${name} not found (or its spec is invalid)`;
-  if (!spec.backup) return `ScalePlatform ${name} has no spec.backup`;
+  if (!spec.backup)
+    return spec.disableBackups
+      ? `ScalePlatform ${name} has backups turned off (spec.disableBackups)`
+      : `ScalePlatform ${name} has no backup repository (spec.backup or the operator's default)`;
   if (spec.stopped) return `ScalePlatform ${name} is stopped`;
   const ns = req.metadata.namespace ?? "";
   if (!dbPodReadyFor(db, repositoryPath(spec.backup, ns, name))) return `database of ${name} is not ready`;
@@ -141,7 +145,16 @@ export class BackupRequestReconciler implements Reconciler {
         req.spec.platformName,
       );
       const parsed = platform ? scalePlatformSpecSchema.safeParse(platform.spec) : undefined;
-      const spec = parsed?.success ? parsed.data : undefined;
+      // The backup in force: the user's, or the operator's default repository.
+      const spec =
+        platform && parsed?.success
+          ? withEffectiveBackup(
+              parsed.data,
+              this.config,
+              req.spec.platformName,
+              await readDefaultBackupCredentials(ctx, this.config, parsed.data),
+            )
+          : undefined;
       const db = await readOne(
         ctx,
         this.cached,

@@ -17,6 +17,7 @@ import {
   setCondition,
 } from "../../../runtime/conditions.ts";
 import type { PlatformInputs } from "../desired/common.ts";
+import { noBackupReason } from "./default.ts";
 import type { BackupObservation, RunnerSummary } from "./observe.ts";
 import { repositoryUrl } from "./pgbackrest.ts";
 
@@ -180,8 +181,9 @@ export function overdueSince(
 }
 
 /**
- * The status with the backup parts set: status.backup and the two conditions with spec.backup;
- * without it, BackupHealthy False/NotConfigured, no status.backup and no backup feature.
+ * The status with the backup parts set: status.backup and the two conditions with a backup in
+ * force; without, BackupHealthy False (Disabled: opted out; NotConfigured: no repository, with how
+ * to configure one), no status.backup and no backup feature.
  */
 export function withBackupStatus(
   inp: PlatformInputs,
@@ -194,12 +196,7 @@ export function withBackupStatus(
   if (!inp.spec.backup || !o) {
     conditions = setCondition(
       conditions.filter((c) => c.type !== CONDITION_BACKUP_OFFSITE),
-      {
-        type: CONDITION_BACKUP_HEALTHY,
-        status: "False",
-        reason: BackupReason.NotConfigured,
-        message: "spec.backup is not set: this platform has no backups",
-      },
+      { type: CONDITION_BACKUP_HEALTHY, status: "False", ...noBackupReason(inp.backupSource, inp.config) },
       gen,
       now,
     );

@@ -12,6 +12,12 @@ import {
 } from "../../../api/v1alpha1/labels.ts";
 import type { ScalePlatform, ScalePlatformSpec } from "../../../api/v1alpha1/scaleplatform.ts";
 import type { OwnerReference } from "../../../runtime/types.ts";
+import {
+  type BackupSource,
+  backupSource as backupSourceOf,
+  type DefaultBackupCredentials,
+  withEffectiveBackup,
+} from "../backup/default.ts";
 import type { PlatformControllerConfig } from "../config.ts";
 
 // What every builder needs, computed once per reconcile. Pure.
@@ -51,17 +57,28 @@ export interface PlatformInputs {
   hosts: { platform: string; admin: string; api: string };
   /** Revision of the user Secrets the app reads (see ANNOTATION_SECRETS_REVISION), once resolved. */
   secretsRevision?: string;
+  /** Where the backups in force (`spec.backup`, resolved) go. */
+  backupSource: BackupSource;
+  /** The default repository's key pair, when the platform's backups go there. */
+  defaultBackupCredentials?: DefaultBackupCredentials;
 }
 
 type Component = "app" | "database";
 
-/** Builds the inputs of the builders from a platform, its parsed spec and the detected features. */
+/**
+ * Builds the inputs of the builders from a platform, its parsed spec and the detected features.
+ * `spec.backup` of the inputs is the backup in force: the user's, or the operator's default
+ * repository (whose key pair `creds` is) unless the platform opted out.
+ */
 export function platformInputs(
   platform: ScalePlatform,
-  spec: ScalePlatformSpec,
+  parsed: ScalePlatformSpec,
   config: PlatformControllerConfig,
   features: ClusterFeatures,
+  creds?: DefaultBackupCredentials,
 ): PlatformInputs {
+  const spec = withEffectiveBackup(parsed, config, platform.metadata.name ?? "", creds);
+  const backupSource = backupSourceOf(parsed, creds);
   return {
     platform,
     spec,
@@ -69,6 +86,8 @@ export function platformInputs(
     features,
     budget: planBudget(spec.plan, parseCustom(spec)),
     hosts: platformHosts(spec.domains),
+    backupSource,
+    ...(backupSource === "default" ? { defaultBackupCredentials: creds } : {}),
   };
 }
 

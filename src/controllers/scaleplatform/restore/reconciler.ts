@@ -19,6 +19,7 @@ import { formatTime } from "../../../runtime/conditions.ts";
 import { isConflict } from "../../../runtime/errors.ts";
 import { readList, readOne } from "../../../runtime/read.ts";
 import type { ObjectKey, ReconcileContext, ReconcileResult, Reconciler } from "../../../runtime/types.ts";
+import { readDefaultBackupCredentials } from "../backup/default.ts";
 import type { BackupMetrics } from "../backup/metrics.ts";
 import type { PlatformControllerConfig } from "../config.ts";
 import { type PlatformInputs, platformInputs } from "../desired/common.ts";
@@ -96,10 +97,14 @@ export class RestoreReconciler implements Reconciler {
           `ScalePlatform ${r.spec.platformName} not found (or its spec is invalid)`,
         );
       } else {
-        const inp = platformInputs(platform, parsed.data, this.config, {
-          certManager: false,
-          customMetrics: false,
-        });
+        const creds = await readDefaultBackupCredentials(ctx, this.config, parsed.data);
+        const inp = platformInputs(
+          platform,
+          parsed.data,
+          this.config,
+          { certManager: false, customMetrics: false },
+          creds,
+        );
         if (phase === "Pending") step = await this.start(ctx, r, inp);
         else if (phase === "Restoring") step = await this.restoring(ctx, r, inp);
         else step = await this.verify(ctx, r);
@@ -149,7 +154,12 @@ export class RestoreReconciler implements Reconciler {
   private async start(ctx: ReconcileContext, r: ScalePlatformRestore, inp: PlatformInputs): Promise<Step> {
     const ns = r.metadata.namespace ?? "";
     const name = r.spec.platformName;
-    if (!inp.spec.backup) return this.pending(ctx, r, `ScalePlatform ${name} has no spec.backup`);
+    if (!inp.spec.backup)
+      return this.pending(
+        ctx,
+        r,
+        `ScalePlatform ${name} has no backups (${inp.backupSource === "disabled" ? "spec.disableBackups" : "no repository"})`,
+      );
     if (inp.spec.stopped) return this.pending(ctx, r, `ScalePlatform ${name} is stopped`);
     const others = await readList<ScalePlatformRestore>(ctx, this.cached, TYPE.apiVersion, TYPE.kind, ns, "");
     const busy = others.find(
