@@ -36,6 +36,16 @@ function ageOk(time: string | undefined, now: Date, maxAgeMinutes: number): time
   return !Number.isNaN(t) && now.getTime() - t <= maxAgeMinutes * 60_000;
 }
 
+/** The backups as the status says: current, pending, or plainly none and why. */
+function backupLine(st: NonNullable<ScalePlatform["status"]>): string {
+  const c = st.conditions?.find((x) => x.type === "BackupHealthy");
+  if (!c) return "-";
+  if (c.reason === "Disabled") return "none (turned off for this platform: spec.disableBackups)";
+  if (c.reason === "NotConfigured") return "none (no backup repository configured)";
+  const last = st.backup?.lastSuccessfulBackup?.stopTime;
+  return `${st.backup?.repository ?? "configured"}${last ? `, last ${last}` : ", no backup yet"}`;
+}
+
 /** The deployment summary: name, plan, URLs, resources and cost estimate — never credentials. */
 function summary(p: ScalePlatform): { lines: string[]; details: Record<string, string> } {
   const st = p.status ?? {};
@@ -51,6 +61,9 @@ function summary(p: ScalePlatform): { lines: string[]; details: Record<string, s
     `API: ${urls.api ?? "-"}`,
     `Resources: ${res.cpu ?? "?"} vCPU, ${res.memory ?? "?"} memory, ${res.storage ?? "?"} storage; app replicas ${res.minReplicas ?? "?"}-${res.maxReplicas ?? "?"}`,
     `Estimated cost: ${costText}`,
+    // Only what is in force for this platform (each backed by a condition in its status).
+    `Included: ${st.features?.join(", ") || "-"}`,
+    `Backups: ${backupLine(st)}`,
     `Admin credentials: in the Secret ${st.credentialsSecretName ?? "-"} (kubectl get secret -n ${p.metadata.namespace} ${st.credentialsSecretName ?? ""})`,
   ];
   const details: Record<string, string> = {

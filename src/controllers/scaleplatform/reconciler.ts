@@ -27,6 +27,7 @@ import { checkHealth, type HealthCheckDeps } from "./healthcheck.ts";
 import { findHostClash } from "./hosts.ts";
 import { observePlatform, tlsObservation } from "./observe.ts";
 import { type PlatformPart, type PlatformWorld, planChildren, storagePlan } from "./plan.ts";
+import { withFeatures } from "./planfeatures.ts";
 import { allFinished, type Step } from "./progress.ts";
 import { cryptoRandom } from "./random.ts";
 import { refuse, specIssues, writeStatus } from "./report.ts";
@@ -143,7 +144,10 @@ export class ScalePlatformReconciler implements Reconciler {
 
     const steps = currentSteps(this.config, key, inp, seen, configData(inp), secrets.held, now);
     this.countCompletingCheck(key, inp, steps);
-    const status = withBackupStatus(inp, currentStatus(key, inp, steps, seen, secrets, now), backups, now);
+    const status = withFeatures(
+      inp,
+      withBackupStatus(inp, currentStatus(key, inp, steps, seen, secrets, now), backups, now),
+    );
     await writeStatus(ctx, key, platform, status, appImage(inp));
     this.backupMetrics?.record(key, inp.spec.stopped, status, backups);
     return this.requeue(ctx, key, status, secrets);

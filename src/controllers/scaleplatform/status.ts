@@ -1,4 +1,4 @@
-import { INCLUDED_FEATURES, PLAN_TABLE, toQuantity } from "../../api/plans.ts";
+import { toQuantity } from "../../api/plans.ts";
 import { monthlyPrice, type PlatformPrices } from "../../api/platform-prices.ts";
 import {
   CONDITION_AUTOSCALING,
@@ -54,18 +54,6 @@ export interface StatusInput {
 /** Monthly cost estimate from the operator's price table (the deployment summary; README.md here, "Steps, phase, status"). */
 export function costEstimate(inp: PlatformInputs, prices: PlatformPrices) {
   return monthlyPrice(inp.spec.plan, inp.budget, prices);
-}
-
-/** Features included in the plan (src/api/plans.ts) plus its product and user limits. */
-export function planFeatures(inp: PlatformInputs): string[] {
-  const plan = inp.spec.plan;
-  if (plan === "Custom") return [...INCLUDED_FEATURES, "Dedicated resources by agreement"];
-  const f = PLAN_TABLE[plan];
-  const products =
-    f.maxProducts === undefined
-      ? "Unlimited products"
-      : `Up to ${f.maxProducts.toLocaleString("en-US")} products`;
-  return [...INCLUDED_FEATURES, products, `${f.concurrentUsers} concurrent users`];
 }
 
 interface PodStatusLike {
@@ -318,7 +306,6 @@ export function computeStatus(i: StatusInput): ScalePlatformStatus {
       maxReplicas: inp.spec.stopped ? 0 : inp.budget.app.maxReplicas,
     },
     monthlyCostEstimate: costEstimate(inp, inp.config.prices),
-    features: planFeatures(inp),
     healthCheck,
     activeScalingTriggers: triggers,
     conditions,

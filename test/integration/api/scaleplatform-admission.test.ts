@@ -26,6 +26,15 @@ const withSpec = (mutate: (spec: Manifest) => void, base: Manifest = minimal()) 
 
 /** [case, manifest, field named in the error, phrase of the rule]. */
 const INVALID: [string, Manifest, string, RegExp][] = [
+  [
+    "disableBackups together with spec.backup",
+    withSpec((s) => {
+      s.disableBackups = true;
+      s.backup = { repository: { volume: { claimName: "backups" } } };
+    }),
+    "spec.disableBackups",
+    /cannot be true while spec.backup is set/,
+  ],
   ["plan missing", withSpec((s) => delete s.plan), "spec.plan", /Required value/],
   ["plan not in the enum", withSpec((s) => (s.plan = "Basic")), "spec.plan", /Unsupported value: "Basic"/],
   [
@@ -315,9 +324,9 @@ describe("ScalePlatform update rules (transition CEL on stored objects)", () => 
     expect((await apply(grow, ns.name)).message).toMatch(/configured/);
   });
 
-  it("shows PLAN, STATUS, STEP, URL, LAST BACKUP and AGE in kubectl get", async () => {
+  it("shows PLAN, STATUS, STEP, URL, BACKUPS, LAST BACKUP and AGE in kubectl get", async () => {
     const r = await kubectl(["get", "splat", "downgrade"], { namespace: ns.name });
-    expect(r.stdout.split("\n")[0]).toMatch(/^NAME\s+PLAN\s+STATUS\s+STEP\s+URL\s+LAST BACKUP\s+AGE/);
+    expect(r.stdout.split("\n")[0]).toMatch(/^NAME\s+PLAN\s+STATUS\s+STEP\s+URL\s+BACKUPS\s+LAST BACKUP\s+AGE/);
     expect(r.stdout).toMatch(/downgrade\s+Professional/);
   });
 });

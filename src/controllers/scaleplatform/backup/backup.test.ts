@@ -193,10 +193,10 @@ describe("backup status", () => {
     });
   });
 
-  it("without spec.backup: NotConfigured and no backup feature", () => {
+  it("without spec.backup: NotConfigured and no status.backup", () => {
     const inp = inputs();
-    const s = withBackupStatus(inp, { features: ["Daily backups", "Email support"] }, undefined, now);
-    expect(s.features).toEqual(["Email support"]);
+    const s = withBackupStatus(inp, { backup: { repository: "s3://old" } }, undefined, now);
+    expect(s.backup).toBeUndefined();
     expect(s.conditions?.find((c) => c.type === "BackupHealthy")).toMatchObject({ reason: "NotConfigured" });
   });
 

@@ -21,15 +21,13 @@ import { noBackupReason } from "./default.ts";
 import type { BackupObservation, RunnerSummary } from "./observe.ts";
 import { repositoryUrl } from "./pgbackrest.ts";
 
-// status.backup, the BackupHealthy and BackupOffsite conditions and status.features, derived on
+// status.backup and the BackupHealthy and BackupOffsite conditions, derived on
 // every pass from the backup Jobs (their outcome and the runner's summary of the repository) and
 // the encryption key. Nothing is remembered but the key's Secret name: once a key existed, a
 // missing key is an error, never a reason to make a new one. Pure.
 
 /** A scheduled run this long overdue (no successful backup since) turns BackupHealthy False. */
 export const OVERDUE_GRACE_MS = 30 * 60_000;
-/** The feature the plan table lists, reported only when the platform really has backups. */
-export const BACKUP_FEATURE = "Daily backups";
 
 const epoch = (s: number | undefined) => (s ? formatTime(new Date(s * 1000)) : undefined);
 
@@ -183,7 +181,7 @@ export function overdueSince(
 /**
  * The status with the backup parts set: status.backup and the two conditions with a backup in
  * force; without, BackupHealthy False (Disabled: opted out; NotConfigured: no repository, with how
- * to configure one), no status.backup and no backup feature.
+ * to configure one), and no status.backup.
  */
 export function withBackupStatus(
   inp: PlatformInputs,
@@ -201,7 +199,7 @@ export function withBackupStatus(
       now,
     );
     const { backup: _gone, ...rest } = status;
-    return { ...rest, features: status.features?.filter((f) => f !== BACKUP_FEATURE), conditions };
+    return { ...rest, conditions };
   }
   const b = backupStatus(inp, o, now);
   conditions = setCondition(conditions, b.healthy, gen, now);
