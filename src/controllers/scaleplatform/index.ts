@@ -46,6 +46,12 @@ const CHILDREN: ResourceType[] = [
     plural: "horizontalpodautoscalers",
     namespaced: true,
   },
+  {
+    apiVersion: "policy/v1",
+    kind: "PodDisruptionBudget",
+    plural: "poddisruptionbudgets",
+    namespaced: true,
+  },
   // Backups (spec.backup): the CronJobs, their Jobs (whose pods are above) and the runner's RBAC.
   { apiVersion: "batch/v1", kind: "CronJob", plural: "cronjobs", namespaced: true },
   { apiVersion: "batch/v1", kind: "Job", plural: "jobs", namespaced: true },

@@ -49,6 +49,7 @@ describe("planChildren", () => {
       "apply Ingress/shop",
       "apply Certificate/shop-tls",
       "apply HorizontalPodAutoscaler/shop",
+      "apply PodDisruptionBudget/shop",
     ]);
   });
 
@@ -59,11 +60,31 @@ describe("planChildren", () => {
     expect(kept).toEqual(["ConfigMap", "Deployment"]);
   });
 
-  it("leaves the HPA out while stopped, and the HPA is a pruned kind", () => {
+  it("leaves the HPA and the PodDisruptionBudget out while stopped; both are pruned kinds", () => {
     const inp = inputs({ stopped: true });
     const plan = planChildren(inp, emptyWorld(inp), noRandom);
-    expect(plan.children.some((c) => refOf(c).kind === "HorizontalPodAutoscaler")).toBe(false);
+    const kinds = plan.children.map((c) => refOf(c).kind);
+    expect(kinds).not.toContain("HorizontalPodAutoscaler");
+    expect(kinds).not.toContain("PodDisruptionBudget");
     expect(plan.prune).toContainEqual({ apiVersion: "autoscaling/v2", kind: "HorizontalPodAutoscaler" });
+    expect(plan.prune).toContainEqual({ apiVersion: "policy/v1", kind: "PodDisruptionBudget" });
+  });
+
+  it("the app's disruption budget keeps one pod up where the plan runs two, and lets a single pod move", () => {
+    const pdbOf = (plan: "Standard" | "Enterprise") => {
+      const inp = inputs({ plan });
+      const c = planChildren(inp, emptyWorld(inp), noRandom).children.find(
+        (x) => refOf(x).kind === "PodDisruptionBudget",
+      );
+      return c && c.policy !== "createOnce" ? (c.object.spec as Record<string, unknown>) : undefined;
+    };
+    expect(pdbOf("Enterprise")).toMatchObject({
+      minAvailable: 1,
+      selector: { matchLabels: { "cronscale.io/platform": "shop", "app.kubernetes.io/component": "app" } },
+      unhealthyPodEvictionPolicy: "AlwaysAllow",
+    });
+    expect(pdbOf("Standard")).toMatchObject({ maxUnavailable: 1 });
+    expect(pdbOf("Standard")).not.toHaveProperty("minAvailable");
   });
 
   it("with spec.backup generates the key once (not owned), applies RBAC and CronJobs", () => {

@@ -32,13 +32,14 @@ import {
 import { desiredMiddlewares, TRAEFIK_API_VERSION } from "./desired/edge.ts";
 import { desiredHpa } from "./desired/hpa.ts";
 import { desiredCertificate, desiredIngress } from "./desired/ingress.ts";
+import { desiredAppPdb } from "./desired/pdb.ts";
 import type { SecretResolution } from "./secrets.ts";
 import type { StorageObservation } from "./status.ts";
 
 // The children of a platform as one plan: a pure function of the platform and the world read
 // once per pass (observe.ts). The runtime's executor (src/runtime/children.ts) is the only
 // writer: it applies what differs and prunes the kinds below that the platform controls but
-// this plan leaves out (the HPA while stopped, a Certificate no longer wanted, Middlewares of a
+// this plan leaves out (the HPA and the PodDisruptionBudget while stopped, a Certificate no longer wanted, Middlewares of a
 // class Traefik does not serve, the backup children without spec.backup).
 
 /** Groups of a platform's children; `infrastructure` ones feed the first step's "creating …". */
@@ -68,6 +69,7 @@ export interface PlatformWorld {
 export function prunedTypes(inp: PlatformInputs): ChildType[] {
   const types: ChildType[] = [
     { apiVersion: "autoscaling/v2", kind: "HorizontalPodAutoscaler" },
+    { apiVersion: "policy/v1", kind: "PodDisruptionBudget" },
     { apiVersion: "v1", kind: "ConfigMap" },
     // The generated credentials are always planned and the backup key is not owned: of the
     // Secrets, only the default repository's copy can be left out.
@@ -103,6 +105,7 @@ export function childRefs(inp: PlatformInputs): ChildRef[] {
   ];
   if (desiredCertificate(inp)) refs.push(ref("cert-manager.io/v1", "Certificate", platformTlsName(name)));
   if (desiredHpa(inp)) refs.push(ref("autoscaling/v2", "HorizontalPodAutoscaler", platformAppName(name)));
+  if (desiredAppPdb(inp)) refs.push(ref("policy/v1", "PodDisruptionBudget", platformAppName(name)));
   return refs;
 }
 
@@ -154,6 +157,8 @@ export function planChildren(
   if (certificate) children.push(infra(certificate));
   const hpa = desiredHpa(inp);
   if (hpa) children.push(infra(hpa));
+  const pdb = desiredAppPdb(inp);
+  if (pdb) children.push(infra(pdb));
   if (storagePlan(inp, world).grow)
     children.push({
       part: "storage",

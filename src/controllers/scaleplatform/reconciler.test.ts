@@ -50,6 +50,7 @@ describe("ScalePlatformReconciler", () => {
       "Deployment/shop",
       "HorizontalPodAutoscaler/shop",
       "Ingress/shop",
+      "PodDisruptionBudget/shop",
       "Secret/shop-credentials",
       "Secret/shop-db-credentials",
       "Service/shop",
@@ -172,6 +173,7 @@ describe("ScalePlatformReconciler", () => {
     expect((dep.spec as { replicas?: number }).replicas).toBe(0);
     expect((sts.spec as { replicas?: number }).replicas).toBe(0);
     expect(await s.client.get("autoscaling/v2", "HorizontalPodAutoscaler", "ns", "shop")).toBeUndefined();
+    expect(await s.client.get("policy/v1", "PodDisruptionBudget", "ns", "shop")).toBeUndefined();
     p = await getPlatform(s.client);
     expect(p.status?.phase).toBe("Stopped");
     expect(p.status?.activeScalingTriggers).toEqual([]);

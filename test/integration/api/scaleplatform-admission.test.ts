@@ -326,7 +326,9 @@ describe("ScalePlatform update rules (transition CEL on stored objects)", () => 
 
   it("shows PLAN, STATUS, STEP, URL, BACKUPS, LAST BACKUP and AGE in kubectl get", async () => {
     const r = await kubectl(["get", "splat", "downgrade"], { namespace: ns.name });
-    expect(r.stdout.split("\n")[0]).toMatch(/^NAME\s+PLAN\s+STATUS\s+STEP\s+URL\s+BACKUPS\s+LAST BACKUP\s+AGE/);
+    expect(r.stdout.split("\n")[0]).toMatch(
+      /^NAME\s+PLAN\s+STATUS\s+STEP\s+URL\s+BACKUPS\s+LAST BACKUP\s+AGE/,
+    );
     expect(r.stdout).toMatch(/downgrade\s+Professional/);
   });
 });
