@@ -40,7 +40,19 @@ const EXECUTION: ResourceType = {
   plural: "taskexecutions",
   namespaced: true,
 };
+const RESTORE: ResourceType = {
+  apiVersion: API_VERSION,
+  kind: "ScalePlatformRestore",
+  plural: "scaleplatformrestores",
+  namespaced: true,
+};
 const MANAGED = `${LABEL_MANAGED_BY}=${MANAGED_BY}`;
+
+/** A restore wakes the platform it restores (RestoreCompleted). */
+function byPlatformName(o: KubeObject): ObjectKey[] {
+  const name = (o as { spec?: { platformName?: string } }).spec?.platformName;
+  return name ? [{ namespace: o.metadata.namespace ?? "", name }] : [];
+}
 
 function byLabel(label: string) {
   return (o: KubeObject): ObjectKey[] => {
@@ -98,7 +110,10 @@ export function registerNotificationControllers(manager: Manager, opts: Register
   manager.addController({
     name: "notify-platform",
     for: PLATFORM,
-    watches: [{ type: NOTIFICATION, map: bySource("ScalePlatform"), labelSelector: MANAGED }],
+    watches: [
+      { type: NOTIFICATION, map: bySource("ScalePlatform"), labelSelector: MANAGED },
+      { type: RESTORE, map: byPlatformName },
+    ],
     reconciler: new PlatformNotifier({ config: opts.config, metrics }),
     workers,
   });

@@ -6,6 +6,7 @@ import {
 } from "../api/v1alpha1/labels.ts";
 import type { Notification } from "../api/v1alpha1/notification.ts";
 import type { ScalePlatform } from "../api/v1alpha1/scaleplatform.ts";
+import type { ScalePlatformRestore } from "../api/v1alpha1/scaleplatformrestore.ts";
 import type { ScheduledTask } from "../api/v1alpha1/scheduledtask.ts";
 import type { TaskExecution } from "../api/v1alpha1/taskexecution.ts";
 import { formatTime } from "../runtime/conditions.ts";
@@ -150,7 +151,16 @@ export class TaskNotifier implements Reconciler {
   }
 }
 
-/** Decides the Notifications of a ScalePlatform from its status. */
+/** The platform's restores (from the cache when the manager watches them). */
+async function restoresOf(ctx: ReconcileContext, p: ScalePlatform): Promise<ScalePlatformRestore[]> {
+  const ns = p.metadata.namespace ?? "";
+  const all =
+    ctx.cache?.list<ScalePlatformRestore>(API_VERSION, "ScalePlatformRestore", ns) ??
+    (await ctx.client.list<ScalePlatformRestore>(API_VERSION, "ScalePlatformRestore", ns));
+  return all.filter((r) => r.spec.platformName === p.metadata.name);
+}
+
+/** Decides the Notifications of a ScalePlatform from its status and its restores. */
 export class PlatformNotifier implements Reconciler {
   private readonly d: NotifierDeps;
 
@@ -164,11 +174,12 @@ export class PlatformNotifier implements Reconciler {
       (await ctx.client.get<ScalePlatform>(API_VERSION, "ScalePlatform", key.namespace, key.name));
     if (!p || p.metadata.deletionTimestamp) return {};
     const now = ctx.clock.now();
+    const restores = await restoresOf(ctx, p);
     let notes = await notesOf(ctx, p, false);
-    let decision = decidePlatform(p, notes, now, this.d.config.maxAgeMinutes);
+    let decision = decidePlatform(p, notes, now, this.d.config.maxAgeMinutes, restores);
     if (decision.decided.length > 0 && ctx.cache) {
       notes = await notesOf(ctx, p, true);
-      decision = decidePlatform(p, notes, now, this.d.config.maxAgeMinutes);
+      decision = decidePlatform(p, notes, now, this.d.config.maxAgeMinutes, restores);
     }
     await commit(ctx, p, decision.decided, this.d);
     await prune(ctx, notes, this.d);

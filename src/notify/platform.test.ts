@@ -202,6 +202,92 @@ describe("decidePlatform", () => {
   });
 });
 
+describe("backup and restore messages", () => {
+  const spec = {
+    store,
+    notifications: {
+      webhooks: ["http://hook.test/x"],
+      events: ["BackupFailed", "BackupRecovered", "RestoreCompleted"],
+    },
+  };
+  const healthy = (status: "True" | "False", reason: string, at: string) =>
+    running({
+      conditions: [
+        { type: "BackupHealthy", status, reason, message: `${reason} message`, lastTransitionTime: at },
+      ],
+      backup: {
+        lastSuccessfulBackup: {
+          label: "20260101-110000F",
+          type: "full",
+          startTime: "2026-01-01T11:00:00Z",
+          stopTime: "2026-01-01T11:01:00Z",
+        },
+      },
+    });
+
+  it("announces a backup failure once per flip and its recovery once", () => {
+    const notes: Notification[] = [];
+    const broken = platform(spec, healthy("False", "RepositoryUnreachable", "2026-01-01T10:30:00Z"));
+    const failed = step(broken, notes, "2026-01-01T10:30:05Z");
+    expect(failed.map((n) => n.spec.event)).toEqual(["BackupFailed"]);
+    expect(failed[0]?.spec.text).toContain("RepositoryUnreachable");
+    // Another failure reason without a flip (lastTransitionTime unchanged): no second alert.
+    const still = platform(spec, healthy("False", "LastBackupFailed", "2026-01-01T10:30:00Z"));
+    expect(step(still, notes, "2026-01-01T10:45:00Z")).toEqual([]);
+    const fixed = platform(spec, healthy("True", "BackupsCurrent", "2026-01-01T11:01:00Z"));
+    const rec = step(fixed, notes, "2026-01-01T11:01:05Z");
+    expect(rec.map((n) => n.spec.event)).toEqual(["BackupRecovered"]);
+    expect(rec[0]?.spec.text).toContain("20260101-110000F");
+    expect(step(fixed, notes, "2026-01-01T11:20:00Z")).toEqual([]);
+  });
+
+  it("no alert for a platform without backups, nor before the first backup", () => {
+    const notes: Notification[] = [];
+    for (const reason of ["NotConfigured", "Disabled", "NoBackupYet"])
+      expect(
+        step(platform(spec, healthy("False", reason, "2026-01-01T10:30:00Z")), notes, "2026-01-01T10:31:00Z"),
+      ).toEqual([]);
+    // A healthy platform never failed: nothing to recover from.
+    expect(
+      step(
+        platform(spec, healthy("True", "BackupsCurrent", "2026-01-01T10:30:00Z")),
+        notes,
+        "2026-01-01T10:31:00Z",
+      ),
+    ).toEqual([]);
+  });
+
+  it("announces a succeeded restore once, with its target and downtime; not a failed one", () => {
+    const notes: Notification[] = [];
+    const p = platform(spec, running());
+    const restore = (name: string, phase: "Succeeded" | "Failed") => ({
+      apiVersion: API_VERSION,
+      kind: "ScalePlatformRestore",
+      metadata: { name, namespace: "ns", uid: `uid-${name}` },
+      spec: { platformName: "shop", pvcRetention: "Retain", cutoverTimeoutSeconds: 300 },
+      status: {
+        phase,
+        target: "2026-01-01T10:00:00Z",
+        completionTime: "2026-01-01T10:40:00Z",
+        downtimeSeconds: 12,
+      },
+    });
+    const rs = [restore("back", "Succeeded"), restore("broken", "Failed")] as unknown as Parameters<
+      typeof decidePlatform
+    >[4];
+    const at = (now: string) => {
+      const made = asNotes(p, decidePlatform(p, notes, new Date(now), MAX_AGE, rs).decided, now);
+      notes.push(...made);
+      return made;
+    };
+    const done = at("2026-01-01T10:40:02Z");
+    expect(done.map((n) => n.spec.event)).toEqual(["RestoreCompleted"]);
+    expect(done[0]?.spec.text).toContain("12 s of downtime");
+    expect(done[0]?.spec.details?.restore).toBe("back");
+    expect(at("2026-01-01T10:45:00Z")).toEqual([]);
+  });
+});
+
 describe("formatDuration", () => {
   it("reads as seconds, minutes or hours", () => {
     expect([formatDuration(42), formatDuration(245), formatDuration(7380)]).toEqual([

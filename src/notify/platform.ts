@@ -4,8 +4,10 @@ import type {
   PlatformNotificationEvent,
 } from "../api/v1alpha1/notification.ts";
 import type { ScalePlatform } from "../api/v1alpha1/scaleplatform.ts";
+import type { ScalePlatformRestore } from "../api/v1alpha1/scaleplatformrestore.ts";
+import { decideBackups, decideRestores } from "./backup.ts";
 import { type Decided, hasRecipients } from "./build.ts";
-import { decideHealth, type HealthDecision } from "./health.ts";
+import { decideHealth, type HealthDecision, type MakeMessage } from "./health.ts";
 
 export { formatDuration } from "./health.ts";
 
@@ -105,6 +107,7 @@ export function decidePlatform(
   notes: readonly Notification[],
   now: Date,
   maxAgeMinutes: number,
+  restores: readonly ScalePlatformRestore[] = [],
 ): HealthDecision {
   const st = p.status;
   if (!st) return { decided: [] };
@@ -146,11 +149,16 @@ export function decidePlatform(
   }
 
   const fresh = (time: string | undefined): time is string => ageOk(time, now, maxAgeMinutes);
-  const health = decideHealth(p, notes, now, fresh, (event, key, subject, intro, extra) =>
-    decided(p, event, key, subject, intro, extra),
-  );
+  const make: MakeMessage = (event, key, subject, intro, extra) =>
+    decided(p, event, key, subject, intro, extra);
+  const health = decideHealth(p, notes, now, fresh, make);
   return {
-    decided: [...out.filter((d): d is Decided => d !== undefined), ...health.decided],
+    decided: [
+      ...out.filter((d): d is Decided => d !== undefined),
+      ...health.decided,
+      ...decideBackups(p, notes, fresh, make),
+      ...decideRestores(p, restores, notes, fresh, make),
+    ],
     requeueAfterMs: health.requeueAfterMs,
   };
 }

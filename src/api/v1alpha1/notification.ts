@@ -19,8 +19,7 @@ export const TASK_NOTIFICATION_EVENTS = ["Failure", "Timeout", "Recovery", "Ever
 export type TaskNotificationEvent = (typeof TASK_NOTIFICATION_EVENTS)[number];
 
 /**
- * What a ScalePlatform can notify about. Backup and restore events are declared here and are sent
- * once the backup kinds report them.
+ * What a ScalePlatform can notify about (src/notify/platform.ts and backup.ts decide when).
  */
 export const PLATFORM_NOTIFICATION_EVENTS = [
   "DeploymentCompleted",

@@ -43,10 +43,16 @@ export function backupEvents(
   if (
     c1?.status === "False" &&
     c1.reason !== BackupReason.NotConfigured &&
+    c1.reason !== BackupReason.Disabled &&
     (c0?.status !== "False" || c0.reason !== c1.reason)
   ) {
     out.push({ warning: true, reason: c1.reason, action: ACTION, note: c1.message ?? "" });
-  } else if (c1?.status === "True" && c0?.status === "False" && c0.reason !== BackupReason.NotConfigured) {
+  } else if (
+    c1?.status === "True" &&
+    c0?.status === "False" &&
+    c0.reason !== BackupReason.NotConfigured &&
+    c0.reason !== BackupReason.Disabled
+  ) {
     out.push({
       warning: false,
       reason: "BackupRecovered",
