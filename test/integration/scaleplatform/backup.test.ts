@@ -1,9 +1,19 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ScalePlatformBackup } from "../../../src/api/v1alpha1/scaleplatformbackup.ts";
+import type { Manager } from "../../../src/runtime/manager.ts";
 import { kubectl, useNamespace, waitFor } from "../../support/cluster.ts";
+import { type HttpSink, startHttpSink } from "../../support/notification-sinks.ts";
 import { addonEnv, skipReason } from "../addons/support.ts";
+import {
+  createSigningSecret,
+  SIGNING_SECRET,
+  startNotifier,
+  testNotificationsConfig,
+  waitItems,
+  waitNotificationCrd,
+} from "../notifications/support.ts";
 import {
   applyBackupRequest,
   applyPlatform,
@@ -22,7 +32,9 @@ import { type OperatorHandle, usePlatformOperator } from "./operator.ts";
 // ScalePlatformBackup, and the repository's files (plain files of versitygw's posix backend) are
 // checked to be encrypted and free of the marker. Wrong S3 credentials turn BackupHealthy False
 // with RepositoryUnreachable; fixing them brings it back. The operator's /metrics (scraped over
-// loopback) carries the archive lag, the health gauge and the failure counted once.
+// loopback) carries the archive lag, the health gauge and the failure counted once. The platform's
+// webhook (a receiver on loopback, signatures verified) gets one BackupFailed and one
+// BackupRecovered for that.
 
 const reason = await skipReason("dns", "storage", "s3");
 const NAME = "vault";
@@ -89,13 +101,31 @@ describe.skipIf(reason)("ScalePlatform backups (pgBackRest to S3 over TLS)", () 
   const ns = useNamespace("splbk", { "pod-security.kubernetes.io/enforce": "restricted" });
   const op = usePlatformOperator(ns);
   const s3 = addonEnv("s3.env") ?? {};
+  let http: HttpSink;
+  let notifier: Manager;
+  beforeAll(async () => {
+    await waitNotificationCrd();
+    http = await startHttpSink(SIGNING_SECRET);
+    await createSigningSecret(ns.name);
+    notifier = await startNotifier(ns.name, testNotificationsConfig(ns.name, 1));
+  }, 120_000);
+  afterAll(async () => {
+    await notifier?.stop();
+    await http?.close();
+  });
   const spec = (credentials: string) => ({
     plan: "Standard",
     domains: { platform: "vault.platform.test" },
     backup: {
       repository: s3Repository(credentials),
     },
+    notifications: { webhooks: [`${http.url}/hook`], events: ["BackupFailed", "BackupRecovered"] },
   });
+  const backupPosts = () =>
+    http.posts
+      .filter((x) => x.status === 200)
+      .map((x) => (JSON.parse(x.body) as { data: Record<string, string> }).data)
+      .filter((d) => d.event?.startsWith("Backup"));
 
   it("the first full backup runs by itself and lands, encrypted, in the bucket", async () => {
     await createS3Secret(ns.name, "s3-good");
@@ -208,6 +238,10 @@ describe.skipIf(reason)("ScalePlatform backups (pgBackRest to S3 over TLS)", () 
     const m = await scrapeWhen(op, ns.name, 'cronscale_backup_healthy{reason="RepositoryUnreachable"}');
     expect(m.get('cronscale_backup_healthy{reason="RepositoryUnreachable"}')).toBe(0);
     expect(m.get('cronscale_backup_failures_total{kind="manual"}')).toBe(1);
+    await waitItems(http.posts, () => backupPosts().length >= 1, "BackupFailed webhook", 60_000);
+    expect(backupPosts().map((d) => [d.event, d.reason])).toEqual([
+      ["BackupFailed", "RepositoryUnreachable"],
+    ]);
 
     expect((await applyPlatform(ns.name, NAME, spec("s3-good"))).code).toBe(0);
     await waitFor(
@@ -227,5 +261,10 @@ describe.skipIf(reason)("ScalePlatform backups (pgBackRest to S3 over TLS)", () 
     const after = await scrapeWhen(op, ns.name, 'cronscale_backup_healthy{reason="BackupsCurrent"}');
     expect(after.get('cronscale_backup_healthy{reason="BackupsCurrent"}')).toBe(1);
     expect(after.get('cronscale_backup_failures_total{kind="manual"}')).toBe(1);
-  }, 360_000);
+    await waitItems(http.posts, () => backupPosts().length >= 2, "BackupRecovered webhook", 60_000);
+    await new Promise((r) => setTimeout(r, 3000));
+    // Once each: passes went on after both transitions.
+    expect(backupPosts().map((d) => d.event)).toEqual(["BackupFailed", "BackupRecovered"]);
+    expect(http.posts.every((x) => x.verified)).toBe(true);
+  }, 420_000);
 });
