@@ -86,6 +86,12 @@ else
     echo "starting the execution archive's PostgreSQL"
     KUBECONFIG="$kubeconfig" kubectl create namespace "$archive_ns" --dry-run=client -o yaml |
       KUBECONFIG="$kubeconfig" kubectl apply -f - >/dev/null
+    # In a cluster the operator makes this Secret at start; here it runs on the host and needs the
+    # password first.
+    if ! KUBECONFIG="$kubeconfig" kubectl -n "$archive_ns" get secret cronscale-archive >/dev/null 2>&1; then
+      KUBECONFIG="$kubeconfig" kubectl -n "$archive_ns" create secret generic cronscale-archive \
+        --from-literal=password="$(head -c 24 /dev/urandom | base64 | tr '+/' '-_')" >/dev/null
+    fi
     "$(hack/cluster/build.sh helm)/helm" template cronscale charts/cronscale --namespace "$archive_ns" \
       --show-only templates/archive-postgres.yaml --set archive.postgres.image="$database_ref" \
       --set archive.postgres.imagePullPolicy=Never --set archive.postgres.persistence.enabled=false |

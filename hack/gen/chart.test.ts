@@ -1,5 +1,4 @@
 import { execFileSync } from "node:child_process";
-import { X509Certificate } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -83,9 +82,10 @@ describe.skipIf(!helm)("charts/cronscale", () => {
 
   it("grants no wildcards, and leases only through a Role in the release namespace", () => {
     const docs = template();
-    const cluster = docs.find((d) => d.kind === "ClusterRole");
+    const cluster = docs.find((d) => d.kind === "ClusterRole" && d.metadata.name === "cs-cronscale");
     const role = docs.find((d) => d.kind === "Role");
-    for (const r of [...cluster.rules, ...role.rules])
+    const users = docs.filter((d) => d.kind === "ClusterRole" && d.metadata.name !== "cs-cronscale");
+    for (const r of [...cluster.rules, ...role.rules, ...users.flatMap((u) => u.rules)])
       expect([...r.apiGroups, ...r.resources, ...r.verbs]).not.toContain("*");
     expect(cluster.rules.flatMap((r: Doc) => r.resources)).not.toContain("leases");
     expect(role.metadata.namespace).toBe("ops");
@@ -101,41 +101,62 @@ describe.skipIf(!helm)("charts/cronscale", () => {
     expect(notes.verbs).toEqual(["get", "list", "watch", "create", "delete"]);
   });
 
-  it("puts the generated CRDs in the chart", () => {
-    const out = execFileSync(helm!, ["template", "cs", CHART, "--include-crds"], { encoding: "utf8" });
-    for (const plural of ["scheduledtasks", "taskexecutions", "scaleplatforms", "notifications"])
-      expect(out).toContain(`name: ${plural}.cronscale.io`);
+  it("templates the generated CRDs (upgraded by helm upgrade), kept on uninstall unless crds.keep is false", () => {
+    const crds = (...set: string[]) => template(...set).filter((d) => d.kind === "CustomResourceDefinition");
+    const all = crds();
+    expect(all.map((d) => d.metadata.name).sort()).toEqual(
+      [
+        "notifications",
+        "scaleplatformbackups",
+        "scaleplatformrestores",
+        "scaleplatforms",
+        "scheduledtasks",
+        "taskexecutions",
+      ].map((p) => `${p}.cronscale.io`),
+    );
+    for (const d of all) {
+      expect(d.metadata.annotations).toEqual({
+        "helm.sh/resource-policy": "keep",
+        "argocd.argoproj.io/sync-options": "Prune=false,Delete=false",
+      });
+      expect(d.metadata.labels).toMatchObject({
+        "app.kubernetes.io/instance": "cs",
+        "app.kubernetes.io/part-of": "cronscale",
+      });
+    }
+    for (const d of crds("crds.keep=false")) expect(d.metadata.annotations).toBeUndefined();
+    expect(crds("crds.enabled=false")).toEqual([]);
+    // Nothing left in crds/, which Helm would install before the templates (and never upgrade).
+    expect(existsSync(join(CHART, "crds"))).toBe(false);
   });
 
-  it("serves the history endpoint over TLS: a generated CA and a certificate for the Service and 127.0.0.1", () => {
+  it("serves the history endpoint over TLS: a certificate the operator makes, or the user's Secret", () => {
     const docs = template();
-    const secret = docs.find((d) => d.kind === "Secret" && d.metadata.name === "cs-cronscale-history-tls");
-    expect(secret?.type).toBe("kubernetes.io/tls");
-    const pem = (k: string) => Buffer.from(secret.data[k], "base64").toString();
-    const cert = new X509Certificate(pem("tls.crt"));
-    const ca = new X509Certificate(pem("ca.crt"));
-    expect(cert.checkIssued(ca) && cert.verify(ca.publicKey)).toBe(true);
-    expect(cert.checkIP("127.0.0.1")).toBe("127.0.0.1");
-    expect(cert.checkHost("cs-cronscale-history.ops.svc")).toBe("cs-cronscale-history.ops.svc");
+    expect(docs.some((d) => d.kind === "Secret")).toBe(false);
     const operator = docs.find((d) => d.kind === "Deployment" && d.metadata.name === "cs-cronscale");
     const env = operator.spec.template.spec.containers[0].env;
     expect(env).toContainEqual({
+      name: "CRONSCALE_ARCHIVE__TLS__SECRET__NAME",
+      value: "cs-cronscale-history-tls",
+    });
+    expect(env).toContainEqual({
+      name: "CRONSCALE_ARCHIVE__TLS__SECRET__DNS_NAMES",
+      value: "cs-cronscale-history.ops.svc,cs-cronscale-history.ops,cs-cronscale-history,localhost",
+    });
+    expect(operator.spec.template.spec.volumes.map((v: Doc) => v.name)).not.toContain("history-tls");
+    // The user's own Secret instead (e.g. cert-manager's), mounted and re-read when renewed.
+    const own = template("archive.tls.existingSecret=mine");
+    const ownPod = own.find((d) => d.kind === "Deployment" && d.metadata.name === "cs-cronscale").spec
+      .template.spec;
+    expect(ownPod.volumes).toContainEqual({ name: "history-tls", secret: { secretName: "mine" } });
+    expect(ownPod.containers[0].env).toContainEqual({
       name: "CRONSCALE_ARCHIVE__TLS__CERT_FILE",
       value: "/etc/cronscale/history-tls/tls.crt",
     });
-    expect(operator.spec.template.spec.volumes).toContainEqual({
-      name: "history-tls",
-      secret: { secretName: "cs-cronscale-history-tls" },
-    });
-    // The user's own Secret instead (e.g. cert-manager's); no archive: no endpoint, no certificate.
-    const own = template("archive.tls.existingSecret=mine");
-    expect(own.some((d) => d.metadata?.name === "cs-cronscale-history-tls")).toBe(false);
-    expect(
-      own.find((d) => d.kind === "Deployment" && d.metadata.name === "cs-cronscale").spec.template.spec
-        .volumes,
-    ).toContainEqual({ name: "history-tls", secret: { secretName: "mine" } });
+    // No archive: no endpoint, no certificate.
     const none = template("archive.postgres.enabled=false");
-    expect(none.some((d) => d.metadata?.name === "cs-cronscale-history-tls")).toBe(false);
+    const noneEnv = none.find((d) => d.kind === "Deployment").spec.template.spec.containers[0].env;
+    expect(noneEnv.map((e: Doc) => e.name)).not.toContain("CRONSCALE_ARCHIVE__TLS__SECRET__NAME");
   });
 
   it("refuses values the schema does not allow", () => {

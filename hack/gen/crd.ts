@@ -47,8 +47,12 @@ export function buildCrd(def: KindDefinition): Record<string, unknown> {
       description: "Time since creation.",
     },
   ];
-  for (const c of def.printerColumns)
+  for (const c of def.printerColumns) {
     if (!c.jsonPath.startsWith(".")) throw new SchemaError(`${def.kind}: printer column ${c.name} jsonPath`);
+    // Every kind gets the Age column above; a kind naming its own would print it twice.
+    if (c.name.toLowerCase() === "age")
+      throw new SchemaError(`${def.kind}: printer column Age is added for every kind`);
+  }
 
   return {
     apiVersion: "apiextensions.k8s.io/v1",

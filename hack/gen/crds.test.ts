@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { allKinds } from "../../src/api/v1alpha1/index.ts";
 import { buildCrd, crdFileName, missingDescriptions, structuralProblems } from "./crd.ts";
 import type { OpenApiSchema } from "./openapi.ts";
-import { renderCrds } from "./render.ts";
+import { crdTemplate, crdYaml, renderCrds } from "./render.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -52,6 +52,13 @@ describe.each(allKinds.map((k) => [k.kind, k] as const))("generated CRD of %s", 
     expect(unbounded).toEqual([]);
   });
 
+  it("prints each column once (kubectl get shows no AGE twice)", () => {
+    const v = (crd.spec as { versions: { additionalPrinterColumns: { name: string }[] }[] }).versions[0]!;
+    const names = v.additionalPrinterColumns.map((c) => c.name.toLowerCase());
+    expect(names.filter((n, i) => names.indexOf(n) !== i)).toEqual([]);
+    expect(names.at(-1)).toBe("age");
+  });
+
   it("serves v1alpha1 as storage with the status subresource", () => {
     const v = (crd.spec as { versions: Record<string, unknown>[] }).versions[0]!;
     expect(v).toMatchObject({ name: "v1alpha1", served: true, storage: true, subresources: { status: {} } });
@@ -60,10 +67,24 @@ describe.each(allKinds.map((k) => [k.kind, k] as const))("generated CRD of %s", 
   it("renders the same bytes every time and matches the committed file", () => {
     const once = renderCrds([kind]).get(crdFileName(kind));
     expect(renderCrds([kind]).get(crdFileName(kind))).toBe(once);
-    for (const dir of ["crds", "charts/cronscale/crds"])
-      expect(
-        readFileSync(join(ROOT, dir, crdFileName(kind)), "utf8"),
-        `${dir} is stale: run node hack/gen/crds.ts`,
-      ).toBe(once);
+    expect(
+      readFileSync(join(ROOT, "crds", crdFileName(kind)), "utf8"),
+      "crds/ is stale: run node hack/gen/crds.ts",
+    ).toBe(once);
+    expect(
+      readFileSync(join(ROOT, "charts/cronscale/templates/crds", crdFileName(kind)), "utf8"),
+      "the chart's CRD templates are stale: run node hack/gen/crds.ts",
+    ).toBe(crdTemplate(kind));
+  });
+
+  it("is a chart template: the same CRD, only with crds.enabled, labelled, kept on uninstall with crds.keep", () => {
+    const text = crdTemplate(kind);
+    expect(text).toMatch(/^\{\{- \/\* GENERATED[^\n]*\n\{\{- if \.Values\.crds\.enabled \}\}\n/);
+    expect(text.trimEnd().endsWith("{{- end }}")).toBe(true);
+    expect(text).toContain("{{- if .Values.crds.keep }}");
+    expect(text).toContain("helm.sh/resource-policy: keep");
+    // Outside the metadata block the template is the plain CRD, byte for byte.
+    const spec = (t: string) => t.slice(t.indexOf("\nspec:\n"));
+    expect(spec(text).replace(/\{\{- end \}\}\n$/, "")).toBe(spec(crdYaml(kind)));
   });
 });

@@ -1,7 +1,7 @@
 // Generates the CRDs from the zod schemas of src/api/v1alpha1 and renders manifests/install.yaml
 // from the Helm chart.
 //
-//   node hack/gen/crds.ts            write crds/, charts/cronscale/crds/, manifests/install.yaml
+//   node hack/gen/crds.ts            write crds/, charts/cronscale/templates/crds/, manifests/install.yaml
 //   node hack/gen/crds.ts --check    write nothing; exit 1 naming every stale file
 //
 // install.yaml needs helm: $HELM, else $BIN_DIR/helm, else the cached build of
@@ -13,10 +13,15 @@ import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { allKinds } from "../../src/api/v1alpha1/index.ts";
-import { renderCrds } from "./render.ts";
+import { renderCrds, renderCrdTemplates } from "./render.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const CRD_DIRS = ["crds", "charts/cronscale/crds"];
+/** Plain CRDs (kubectl apply) and the chart's templated ones (upgraded by helm upgrade). */
+const CRD_DIR = "crds";
+const CHART_CRD_DIR = "charts/cronscale/templates/crds";
+/** Where the chart kept its CRDs before they were templates: must stay empty. */
+const OLD_CHART_CRD_DIR = "charts/cronscale/crds";
+const CRD_DIRS = [CRD_DIR, CHART_CRD_DIR, OLD_CHART_CRD_DIR];
 const CHART = "charts/cronscale";
 const INSTALL = "manifests/install.yaml";
 /** Namespace install.yaml installs into (the chart's namespace template creates it). */
@@ -45,7 +50,6 @@ export function renderInstall(helm: string): string {
       join(ROOT, CHART),
       "--namespace",
       INSTALL_NAMESPACE,
-      "--include-crds",
       "--set",
       "namespace.create=true",
       // A static manifest cannot generate a password per install: the archive's PostgreSQL comes
@@ -61,8 +65,8 @@ export function renderInstall(helm: string): string {
 function main(): number {
   const check = process.argv.includes("--check");
   const desired = new Map<string, string>();
-  const crds = renderCrds(allKinds);
-  for (const dir of CRD_DIRS) for (const [file, text] of crds) desired.set(join(dir, file), text);
+  for (const [file, text] of renderCrds(allKinds)) desired.set(join(CRD_DIR, file), text);
+  for (const [file, text] of renderCrdTemplates(allKinds)) desired.set(join(CHART_CRD_DIR, file), text);
 
   const stale: string[] = [];
   for (const [rel, text] of desired) {
@@ -75,15 +79,19 @@ function main(): number {
       writeFileSync(abs, text);
     }
   }
-  // Files of kinds that no longer exist.
+  // Files of kinds that no longer exist, and the chart's old crds/ directory (Helm would install
+  // those before the templates and fail on the duplicates).
+  const removed: string[] = [];
   for (const dir of CRD_DIRS) {
     const abs = join(ROOT, dir);
     if (!existsSync(abs)) continue;
     for (const f of readdirSync(abs)) {
       if (!f.endsWith(".yaml") || desired.has(join(dir, f))) continue;
-      stale.push(join(dir, f));
+      removed.push(join(dir, f));
       if (!check) rmSync(join(abs, f));
     }
+    if (!check && dir === OLD_CHART_CRD_DIR && readdirSync(abs).length === 0)
+      rmSync(abs, { recursive: true });
   }
 
   let helmMissing = false;
@@ -108,13 +116,16 @@ function main(): number {
 
   if (check) {
     for (const f of stale) console.error(`gen: stale: ${f} (run: node hack/gen/crds.ts)`);
-    if (stale.length > 0) return 1;
+    for (const f of removed)
+      console.error(`gen: not generated, to remove: ${f} (run: node hack/gen/crds.ts)`);
+    if (stale.length + removed.length > 0) return 1;
     if (helmMissing) return 2;
     console.log("gen: generated files are up to date");
     return 0;
   }
   for (const f of stale) console.log(`gen: wrote ${f}`);
-  if (stale.length === 0) console.log("gen: nothing changed");
+  for (const f of removed) console.log(`gen: removed ${f}`);
+  if (stale.length + removed.length === 0) console.log("gen: nothing changed");
   return 0;
 }
 

@@ -127,38 +127,66 @@ describe.skipIf(!helm)("chart values reach the operator's configuration", () => 
     });
   });
 
-  it("gives the operator the archive's DSN from the bundled PostgreSQL's Secret, or from the user's", () => {
-    const dsnEnv = (sets: string[]) => {
+  it("names the bundled PostgreSQL's Secret for the operator to read or make; or passes the user's DSN", () => {
+    const render = (sets: string[]) => {
       const out = execFileSync(helm!, ["template", "cs", chart, ...sets.flatMap((s) => ["--set", s])], {
         encoding: "utf8",
       });
       const docs = parseAllDocuments(out).map((d) => d.toJS());
       const dep = docs.find((o) => o?.kind === "Deployment");
-      const env: { name: string; valueFrom?: unknown }[] = dep.spec.template.spec.containers[0].env;
-      return { env: env.find((e) => e.name === "CRONSCALE_ARCHIVE__DSN"), docs };
+      const env: { name: string; value?: string; valueFrom?: unknown }[] =
+        dep.spec.template.spec.containers[0].env;
+      const values = Object.fromEntries(
+        env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]),
+      );
+      return { env, cfg: loadConfig([], values), docs };
     };
-    const bundled = dsnEnv([]);
-    expect(bundled.env?.valueFrom).toEqual({ secretKeyRef: { name: "cs-cronscale-archive", key: "dsn" } });
-    const secret = bundled.docs.find(
-      (o) => o?.kind === "Secret" && o.metadata.name === "cs-cronscale-archive",
-    );
-    expect(secret.stringData.dsn).toMatch(
-      /^postgres:\/\/cronscale:[A-Za-z0-9]{32}@cs-cronscale-archive\.default\.svc:5432\/cronscale$/,
-    );
-    expect(
-      bundled.docs.find((o) => o?.kind === "StatefulSet")?.spec.template.spec.securityContext,
-    ).toMatchObject({
+    const bundled = render([]);
+    // No Secret in the output (helm template is the same every time); the operator makes it.
+    expect(bundled.docs.some((o) => o?.kind === "Secret")).toBe(false);
+    expect(bundled.env.find((e) => e.name === "CRONSCALE_ARCHIVE__DSN")).toBeUndefined();
+    expect(bundled.cfg.archive.secret).toEqual({
+      name: "cs-cronscale-archive",
+      host: "cs-cronscale-archive.default.svc",
+    });
+    const sts = bundled.docs.find((o) => o?.kind === "StatefulSet");
+    expect(sts.spec.template.spec.securityContext).toMatchObject({
       runAsNonRoot: true,
       seccompProfile: { type: "RuntimeDefault" },
     });
-    const own = dsnEnv([
+    // The database and its password-sync step read the password from that same Secret.
+    for (const c of [...sts.spec.template.spec.initContainers, ...sts.spec.template.spec.containers])
+      expect(c.env).toContainEqual({
+        name: "POSTGRES_PASSWORD",
+        valueFrom: { secretKeyRef: { name: "cs-cronscale-archive", key: "password" } },
+      });
+    // The history endpoint's certificate: made by the operator into a Secret it names.
+    expect(bundled.cfg.archive.tls.secret.name).toBe("cs-cronscale-history-tls");
+    expect(bundled.cfg.archive.tls.secret.dnsNames).toContain("cs-cronscale-history.default.svc");
+    expect(bundled.cfg.archive.tls.certFile).toBe("");
+
+    const mine = render(["archive.postgres.existingSecret=pg-pass", "archive.tls.existingSecret=hist-tls"]);
+    expect(mine.cfg.archive.secret.name).toBe("pg-pass");
+    expect(mine.cfg.archive.tls).toMatchObject({
+      certFile: "/etc/cronscale/history-tls/tls.crt",
+      secret: { name: "" },
+    });
+    expect(JSON.stringify(mine.docs)).toContain('"secretName":"hist-tls"');
+
+    const own = render([
       "archive.postgres.enabled=false",
       "archive.existingSecret.name=mydb",
       "archive.existingSecret.key=url",
     ]);
-    expect(own.env?.valueFrom).toEqual({ secretKeyRef: { name: "mydb", key: "url" } });
+    expect(own.env.find((e) => e.name === "CRONSCALE_ARCHIVE__DSN")?.valueFrom).toEqual({
+      secretKeyRef: { name: "mydb", key: "url" },
+    });
+    expect(own.cfg.archive.secret.name).toBe("");
     expect(own.docs.find((o) => o?.kind === "StatefulSet")).toBeUndefined();
-    expect(dsnEnv(["archive.postgres.enabled=false"]).env).toBeUndefined();
+    const none = render(["archive.postgres.enabled=false"]);
+    expect(none.env.find((e) => e.name === "CRONSCALE_ARCHIVE__DSN")).toBeUndefined();
+    expect(none.cfg.archive.secret.name).toBe("");
+    expect(none.cfg.archive.tls.secret.name).toBe("");
   });
 
   it("an unknown platform setting is refused, naming it", () => {

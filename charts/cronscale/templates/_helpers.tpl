@@ -76,10 +76,33 @@ app.kubernetes.io/component: dashboard
 {{- end }}
 
 {{/*
-Secret holding the history endpoint's serving certificate.
+Secret holding the history endpoint's serving certificate: the user's, or the one the operator
+makes at start when missing.
 */}}
 {{- define "cronscale.historyTLSSecret" -}}
 {{- default (printf "%s-history-tls" (include "cronscale.fullname" .)) .Values.archive.tls.existingSecret }}
+{{- end }}
+
+{{/*
+Secret holding the bundled PostgreSQL's password (key password; dsn when the operator made it).
+*/}}
+{{- define "cronscale.archiveSecret" -}}
+{{- default (printf "%s-archive" (include "cronscale.fullname" .)) .Values.archive.postgres.existingSecret }}
+{{- end }}
+
+{{/* Env of the bundled PostgreSQL's containers; argument: (list secretName). */}}
+{{- define "cronscale.archivePostgresEnv" -}}
+- name: POSTGRES_USER
+  value: cronscale
+- name: POSTGRES_DB
+  value: cronscale
+- name: POSTGRES_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ index . 0 }}
+      key: password
+- name: PGDATA
+  value: /var/lib/postgresql/data/pgdata
 {{- end }}
 
 {{/*
@@ -87,4 +110,24 @@ Secret holding the history endpoint's serving certificate.
 */}}
 {{- define "cronscale.archiveEnabled" -}}
 {{- if or .Values.archive.postgres.enabled .Values.archive.existingSecret.name }}true{{ end }}
+{{- end }}
+
+{{/*
+The kinds users write (aggregated view/edit roles).
+*/}}
+{{- define "cronscale.userKinds" -}}
+- scheduledtasks
+- scaleplatforms
+- scaleplatformbackups
+- scaleplatformrestores
+{{- end }}
+
+{{/* Labels of the CRDs (no component: they belong to the whole release). */}}
+{{- define "cronscale.crdLabels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/name: {{ include "cronscale.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: cronscale
 {{- end }}

@@ -66,7 +66,6 @@ export const scalePlatformBackupKind = defineKind({
     { name: "Type", type: "string", jsonPath: ".spec.type", description: "full or incr." },
     { name: "Phase", type: "string", jsonPath: ".status.phase", description: "Progress." },
     { name: "Backup", type: "string", jsonPath: ".status.backupLabel", description: "Backup taken." },
-    { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp", description: "Age." },
   ],
   topLevelValidations: [
     {

@@ -169,7 +169,6 @@ export const scalePlatformRestoreKind = defineKind({
       jsonPath: ".status.downtimeSeconds",
       description: "Seconds of cutover downtime.",
     },
-    { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp", description: "Age." },
   ],
   topLevelValidations: [
     {

@@ -3,7 +3,14 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
 import { findHelm } from "../../../hack/gen/crds.ts";
-import { clusterEnv, hasClusterEnv, kubeconfigPath, kubectl, useNamespace } from "../../support/cluster.ts";
+import {
+  clusterEnv,
+  hasClusterEnv,
+  kubeconfigPath,
+  kubectl,
+  useNamespace,
+  waitFor,
+} from "../../support/cluster.ts";
 import { installCrds, repoRoot } from "./support.ts";
 
 // The chart installed for real with helm: every object is accepted and created (RBAC included,
@@ -35,13 +42,26 @@ describe.skipIf(!helm)("helm install charts/cronscale", () => {
       `${repoRoot}charts/cronscale`,
       "-n",
       ns.name,
+      // The CRDs are shared by every test file and were applied with kubectl (installCrds).
+      "--set",
+      "crds.enabled=false",
       "--dry-run=server",
     );
     expect(out).toMatch(/STATUS: pending-install/);
   });
 
   it("creates every object of the release and removes them on uninstall", async () => {
-    await runHelm("install", "cs", `${repoRoot}charts/cronscale`, "-n", ns.name, "--set", "replicaCount=0");
+    await runHelm(
+      "install",
+      "cs",
+      `${repoRoot}charts/cronscale`,
+      "-n",
+      ns.name,
+      "--set",
+      "replicaCount=0",
+      "--set",
+      "crds.enabled=false",
+    );
     const got = await kubectl(
       [
         "get",
@@ -78,6 +98,27 @@ describe.skipIf(!helm)("helm install charts/cronscale", () => {
     expect(await can("create", "pods", "-n", "default")).toBe("no");
     expect(await can("create", "clusterroles.rbac.authorization.k8s.io")).toBe("no");
     expect(await can("delete", "nodes")).toBe("no");
+
+    // Users: the aggregated roles make a namespace's editors able to create tasks and platforms,
+    // and its viewers able to read them (aggregation into edit/view takes the controller a moment).
+    await kubectl(["create", "rolebinding", "ed", "--clusterrole=edit", "--user=ed"], { namespace: ns.name });
+    await kubectl(["create", "rolebinding", "vi", "--clusterrole=view", "--user=vi"], { namespace: ns.name });
+    const user = async (u: string, ...a: string[]) =>
+      (
+        await kubectl(["auth", "can-i", ...a, "-n", ns.name, "--as", u], { allowFailure: true })
+      ).stdout.trim();
+    await waitFor(async () => (await user("ed", "create", "scheduledtasks.cronscale.io")) === "yes", {
+      what: "edit aggregating cs-cronscale-edit",
+    });
+    expect(await user("ed", "create", "scaleplatforms.cronscale.io")).toBe("yes");
+    expect(await user("ed", "create", "scaleplatformrestores.cronscale.io")).toBe("yes");
+    expect(await user("ed", "update", "taskexecutions.cronscale.io")).toBe("no");
+    expect(await user("ed", "patch", "scheduledtasks.cronscale.io/status")).toBe("no");
+    await waitFor(async () => (await user("vi", "list", "taskexecutions.cronscale.io")) === "yes", {
+      what: "view aggregating cs-cronscale-view",
+    });
+    expect(await user("vi", "get", "scaleplatforms.cronscale.io")).toBe("yes");
+    expect(await user("vi", "create", "scheduledtasks.cronscale.io")).toBe("no");
 
     await runHelm("uninstall", "cs", "-n", ns.name, "--wait");
     const after = await kubectl(

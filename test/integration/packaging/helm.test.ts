@@ -97,6 +97,9 @@ describe.skipIf(skip !== undefined)("operator image and chart on the local clust
       "taskImagePullPolicy=Never",
       "--set",
       "leaderElection.enabled=true",
+      // The CRDs are shared by every test file and were applied with kubectl.
+      "--set",
+      "crds.enabled=false",
       // The chart's default archive (its own PostgreSQL) from the project's image: no registry here.
       "--set",
       `archive.postgres.image=${postgresRef}`,
