@@ -113,7 +113,7 @@ describe.skipIf(!helm)("helm install charts/cronscale", () => {
     expect(await user("ed", "create", "scaleplatforms.cronscale.io")).toBe("yes");
     expect(await user("ed", "create", "scaleplatformrestores.cronscale.io")).toBe("yes");
     expect(await user("ed", "update", "taskexecutions.cronscale.io")).toBe("no");
-    expect(await user("ed", "patch", "scheduledtasks.cronscale.io/status")).toBe("no");
+    expect(await user("ed", "patch", "scheduledtasks.cronscale.io", "--subresource=status")).toBe("no");
     await waitFor(async () => (await user("vi", "list", "taskexecutions.cronscale.io")) === "yes", {
       what: "view aggregating cs-cronscale-view",
     });
