@@ -5,8 +5,23 @@ import type { PlanBudget, PlatformPlan } from "./plans.ts";
 // settings) and the monthly price of a plan from it: the operator's estimate in status and the
 // dashboard's summary before launch compute it the same way, here.
 
+// Settings from the environment arrive lower-cased and camel-cased at underscores
+// (CRONSCALE_..._PRICES__STANDARD → "standard", ..._PER_GIB_MEMORY → "perGibMemory"): those
+// spellings of the keys are taken too.
+const PLAN_KEYS: Record<string, string> = {
+  standard: "Standard",
+  professional: "Professional",
+  enterprise: "Enterprise",
+  perGibMemory: "perGiBMemory",
+  perGibStorage: "perGiBStorage",
+};
+const planKeysCased = (v: unknown) =>
+  v && typeof v === "object" && !Array.isArray(v)
+    ? Object.fromEntries(Object.entries(v).map(([k, x]) => [PLAN_KEYS[k] ?? k, x]))
+    : v;
+
 /** Monthly list price per plan (the monthly cost estimate of the deployment summary); Custom is priced per unit. */
-export const PlatformPricesSchema = z
+const PriceTable = z
   .strictObject({
     currency: z.string().length(3).default("USD").describe("ISO 4217 currency of every price"),
     Standard: z.coerce.number().min(0).default(199).describe("Monthly price of Standard"),
@@ -28,8 +43,11 @@ export const PlatformPricesSchema = z
     "Price table of the cost estimate. The defaults are list prices of this project's reference offer; an installation sets its own.",
   );
 
+/** The price table, its plans' keys in either case. */
+export const PlatformPricesSchema = z.preprocess(planKeysCased, PriceTable);
+
 /** A price table. */
-export type PlatformPrices = z.output<typeof PlatformPricesSchema>;
+export type PlatformPrices = z.output<typeof PriceTable>;
 
 /** The project's list prices (what an installation that sets none charges). */
 export const DEFAULT_PLATFORM_PRICES: PlatformPrices = PlatformPricesSchema.parse({});

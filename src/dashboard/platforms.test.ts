@@ -300,6 +300,126 @@ describe("dashboard: platforms", () => {
     ]);
     const after = await a.inject({ method: "GET", url: page, headers: { cookie } });
     expect(after.body).toContain('data-webhook="orders"');
-    expect(after.body).not.toContain("Upgrade Now"); // Enterprise is the top fixed tier
+    // Enterprise is the top fixed tier: Custom is what is left to offer.
+    const offered = /<select id="upgrade-plan"[^>]*>(.*?)<\/select>/.exec(after.body)?.[1];
+    expect(offered).toBe('<option value="Custom">Custom</option>');
+  });
+
+  it("offers Custom as an upgrade only where it raises every resource", async () => {
+    const viewer = new FakeViewerApi({ username: "e", groups: [] }, new Set(["* * *"]));
+    viewer.platforms.set("default/shop", platform("shop"));
+    const a = await start(viewer);
+    const { cookie, csrf, body } = await injectSignIn(
+      a,
+      TOKEN,
+      `${PLATFORMS}/deploy?namespace=default&name=shop`,
+    );
+    expect(body).toMatch(/<option value="Custom">/);
+    expect(body).toContain("every resource above today's 4 vCPU, 8 GB memory and 100 GB storage");
+    const same = await post(a, `${PLATFORMS}/default/shop/upgrade`, cookie, {
+      _csrf: csrf,
+      plan: "Custom",
+      cpu: "8",
+      memory: "8Gi",
+      storage: "100Gi",
+    });
+    expect(same.statusCode).toBe(422);
+    expect(same.body).toContain(
+      "A Custom upgrade raises every resource of Standard: memory must be above 8 GB, storage must be above 100 GB.",
+    );
+    expect(viewer.platforms.get("default/shop")?.spec.plan).toBe("Standard");
+    const bad = await post(a, `${PLATFORMS}/default/shop/upgrade`, cookie, {
+      _csrf: csrf,
+      plan: "Custom",
+      cpu: "lots",
+    });
+    expect(bad.statusCode).toBe(422);
+    expect(bad.body).toContain("needs vCPU, memory and storage as quantities");
+    const up = await post(a, `${PLATFORMS}/default/shop/upgrade`, cookie, {
+      _csrf: csrf,
+      plan: "Custom",
+      cpu: "6",
+      memory: "12Gi",
+      storage: "200Gi",
+    });
+    expect(up.statusCode).toBe(303);
+    const spec = viewer.platforms.get("default/shop")?.spec;
+    expect(spec?.plan).toBe("Custom");
+    expect(spec?.resources).toEqual({ cpu: "6", memory: "12Gi", storage: "200Gi" });
+  });
+
+  it("prices the summary from the installation's prices and promises backups only when the operator reports them", async () => {
+    const viewer = new FakeViewerApi({ username: "e", groups: [] }, new Set(["* * *"]));
+    app = await createDashboard({
+      log: silentLogger(),
+      viewerApi: () => viewer,
+      prices: {
+        currency: "EUR",
+        Standard: 149,
+        Professional: 399,
+        Enterprise: 899,
+        perVcpu: 20,
+        perGiBMemory: 5,
+        perGiBStorage: 0.1,
+      },
+    });
+    const { cookie, csrf, body } = await injectSignIn(app, TOKEN, `${PLATFORMS}/deploy?namespace=default`);
+    expect(body).toContain("149 EUR (list price estimate)");
+    expect(body).not.toMatch(/backups/i);
+    const custom = await post(app, `${PLATFORMS}/deploy?namespace=default`, cookie, {
+      _csrf: csrf,
+      intent: "summary",
+      name: "shop",
+      plan: "Custom",
+      cpu: "10",
+      memory: "20Gi",
+      storage: "300Gi",
+    });
+    expect(custom.body).toContain("330.00 EUR (list price estimate)"); // 10 × 20 + 20 × 5 + 300 × 0.1
+    viewer.platforms.set(
+      "default/none",
+      platform("none", {
+        features: ["Automatic SSL certificates", "DDoS protection"],
+        conditions: [
+          {
+            type: "BackupHealthy",
+            status: "False",
+            reason: "NotConfigured",
+            message: "",
+            lastTransitionTime: "2026-11-01T00:00:00Z",
+          },
+        ],
+      }),
+    );
+    viewer.platforms.set(
+      "default/kept",
+      platform("kept", {
+        features: ["Automatic SSL certificates", "Daily backups", "DDoS protection"],
+        conditions: [
+          {
+            type: "BackupHealthy",
+            status: "True",
+            reason: "BackedUp",
+            message: "",
+            lastTransitionTime: "2026-11-01T00:00:00Z",
+          },
+        ],
+      }),
+    );
+    const none = await app.inject({
+      method: "GET",
+      url: `${PLATFORMS}/deploy?namespace=default&name=none`,
+      headers: { cookie },
+    });
+    expect(none.body).toContain("<dt>Included</dt><dd>Automatic SSL certificates, DDoS protection</dd>");
+    expect(none.body).toContain("Not configured.");
+    expect(none.body).not.toMatch(/daily backups/i);
+    const kept = await app.inject({
+      method: "GET",
+      url: `${PLATFORMS}/deploy?namespace=default&name=kept`,
+      headers: { cookie },
+    });
+    expect(kept.body).toContain("Automatic SSL certificates, Daily backups, DDoS protection");
+    expect(kept.body).toContain("No backup yet.");
   });
 });

@@ -11,6 +11,7 @@ import { openEventStream } from "./sse.ts";
 import { apiErrorsByField } from "./task-model.ts";
 import { renderFragment } from "./views/html.ts";
 import { PLATFORMS_PATH } from "./views/layout.ts";
+import { customUpgradeProblem } from "./views/platform-manage.ts";
 import {
   CREDENTIAL_ROWS,
   customFiguresOf,
@@ -120,7 +121,27 @@ export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
         return ctx.fail(reply, s, err);
       }
     });
-  change("upgrade", (_p, body) => ({ spec: { plan: str(body.plan) } }), "Upgrade requested.");
+  change(
+    "upgrade",
+    (p, body) => {
+      const plan = str(body.plan);
+      if (plan !== "Custom") return { spec: { plan } };
+      // Custom: the resources typed in, each above the current plan's (the API server refuses
+      // only a lower one; an upgrade that raises nothing is refused here, naming the resource).
+      const r = { cpu: str(body.cpu), memory: str(body.memory), storage: str(body.storage) };
+      const figures = customFiguresOf({ ...EMPTY_DEPLOY_FORM, ...r }, parseResources);
+      if (!figures)
+        throw new ApiError(
+          422,
+          "Invalid",
+          "A Custom upgrade needs vCPU, memory and storage as quantities (e.g. 24, 48Gi, 1Ti).",
+        );
+      const problem = customUpgradeProblem(p, figures);
+      if (problem) throw new ApiError(422, "Invalid", problem);
+      return { spec: { plan, resources: r } };
+    },
+    "Upgrade requested.",
+  );
   // The whole list is sent (merge patch replaces arrays) with the resourceVersion read, so a
   // concurrent change is refused (409) rather than lost.
   change(

@@ -131,3 +131,12 @@ app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 app.kubernetes.io/part-of: cronscale
 {{- end }}
+
+{{/*
+A key of platform.prices as the settings name it: STANDARD, PER_VCPU, PER_GIB_MEMORY, ...
+(the operator's env and, lower-cased with dashes, the dashboard's --prices-* flags).
+*/}}
+{{- define "cronscale.priceKey" -}}
+{{- $known := dict "currency" "CURRENCY" "standard" "STANDARD" "professional" "PROFESSIONAL" "enterprise" "ENTERPRISE" "perVcpu" "PER_VCPU" "perGiBMemory" "PER_GIB_MEMORY" "perGiBStorage" "PER_GIB_STORAGE" -}}
+{{- required (printf "platform.prices.%s is not a price (currency, standard, professional, enterprise, perVcpu, perGiBMemory, perGiBStorage)" .) (get $known .) -}}
+{{- end }}

@@ -30,6 +30,16 @@ describe("ScalePlatform controller config", () => {
     expect(c.webhookAllowedCidrs).toEqual(["10.77.0.0/24", "fd00::/8"]);
   });
 
+  it("takes the installation's price table from env, the plans' names in any case", () => {
+    const cfg = loadConfig([], {
+      CRONSCALE_CONTROLLERS__SCALE_PLATFORM__PRICES__CURRENCY: "EUR",
+      CRONSCALE_CONTROLLERS__SCALE_PLATFORM__PRICES__STANDARD: "149",
+      CRONSCALE_CONTROLLERS__SCALE_PLATFORM__PRICES__PER_GIB_MEMORY: "5",
+    });
+    const c = platformControllerConfigFrom(cfg.controllers.scalePlatform);
+    expect(c.prices).toMatchObject({ currency: "EUR", Standard: 149, Professional: 449, perGiBMemory: 5 });
+  });
+
   it("probes the commerce service: readiness /readyz, liveness /healthz, no webhook CIDRs allowed", () => {
     expect(DEFAULT_PLATFORM_CONFIG.images.platform).toMatch(/commerce/);
     expect(DEFAULT_PLATFORM_CONFIG.healthPath).toBe("/readyz");

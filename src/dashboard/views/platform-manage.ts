@@ -1,28 +1,62 @@
-import { PLATFORM_PLANS, planRank } from "../../api/plans.ts";
+import {
+  type CustomFigures,
+  PLATFORM_PLANS,
+  type PlanBudget,
+  planBudget,
+  planRank,
+} from "../../api/plans.ts";
+import { parseCustom } from "../../api/quantities.ts";
 import { type ScalePlatform, WEBHOOK_EVENTS } from "../../api/v1alpha1/scaleplatform.ts";
 import type { Session } from "../sessions.ts";
 import { html, type VNode } from "./html.ts";
 import { Csrf, PLATFORMS_PATH } from "./layout.ts";
 
-// Changes to a running platform: Upgrade Now (higher tiers only; the CRD refuses downgrades
-// anyway) and Add Webhook. Both are merge patches made as the viewer.
+// Changes to a running platform: Upgrade Now (higher tiers, or Custom with every resource above
+// the current plan's; the CRD refuses downgrades anyway) and Add Webhook. Both are merge patches made as the viewer.
 
 const base = (p: ScalePlatform) =>
   `${PLATFORMS_PATH}/${encodeURIComponent(p.metadata.namespace ?? "")}/${encodeURIComponent(p.metadata.name ?? "")}`;
 
-/** Fixed plans above the platform's current one. */
+/** Plans above the platform's current one, and Custom (with resources above the current plan's). */
 export function higherPlans(p: ScalePlatform): string[] {
-  return PLATFORM_PLANS.filter((x) => x !== "Custom" && planRank(x) > planRank(p.spec.plan));
+  return PLATFORM_PLANS.filter((x) => x === "Custom" || planRank(x) > planRank(p.spec.plan));
 }
 
-/** Upgrade Now: offered only when a higher plan exists and the viewer may patch. */
+/** The platform's plan's totals (a Custom plan's from spec.resources). */
+export function planTotals(p: ScalePlatform): PlanBudget["total"] {
+  return planBudget(p.spec.plan, parseCustom(p.spec)).total;
+}
+
+/**
+ * Why a Custom plan of `r` is not an upgrade of the platform's plan (each resource must be above
+ * the current plan's), or undefined when it is one; `r` must hold quantities.
+ */
+export function customUpgradeProblem(p: ScalePlatform, r: CustomFigures): string | undefined {
+  const now = planTotals(p);
+  const low = [
+    r.cpuMillis <= now.cpuMillis && `vCPU must be above ${now.cpuMillis / 1000}`,
+    r.memoryMiB <= now.memoryMiB && `memory must be above ${now.memoryMiB / 1024} GB`,
+    r.storageGiB <= now.storageGiB && `storage must be above ${now.storageGiB} GB`,
+  ].filter(Boolean);
+  return low.length > 0
+    ? `A Custom upgrade raises every resource of ${p.spec.plan}: ${low.join(", ")}.`
+    : undefined;
+}
+
+/** Upgrade Now: a higher fixed plan, or Custom with every resource above the current plan's. */
 export function Upgrade({ platform, session }: { platform: ScalePlatform; session: Session }): VNode | null {
   const plans = higherPlans(platform);
-  if (plans.length === 0) return null;
-  return html`<form method="post" action=${`${base(platform)}/upgrade`} class="bar">
+  const now = planTotals(platform);
+  return html`<form method="post" action=${`${base(platform)}/upgrade`}>
     <${Csrf} session=${session} />
-    <div><label for="upgrade-plan">Upgrade to</label>
-      <select id="upgrade-plan" name="plan">${plans.map((x) => html`<option value=${x}>${x}</option>`)}</select></div>
+    <div class="bar"><div><label for="upgrade-plan">Upgrade to</label>
+      <select id="upgrade-plan" name="plan">${plans.map((x) => html`<option value=${x}>${x}</option>`)}</select></div></div>
+    <fieldset><legend>Custom only: every resource above today's ${now.cpuMillis / 1000} vCPU, ${now.memoryMiB / 1024} GB memory and ${now.storageGiB} GB storage</legend>
+      <div class="grid">
+        <div class="field"><label for="up-cpu">vCPU</label><input id="up-cpu" name="cpu" inputmode="decimal" autocomplete="off" placeholder="e.g. 24" /></div>
+        <div class="field"><label for="up-memory">Memory</label><input id="up-memory" name="memory" autocomplete="off" placeholder="e.g. 48Gi" /></div>
+        <div class="field"><label for="up-storage">Storage</label><input id="up-storage" name="storage" autocomplete="off" placeholder="e.g. 1Ti" /></div>
+      </div></fieldset>
     <button type="submit">Upgrade Now</button>
   </form>`;
 }

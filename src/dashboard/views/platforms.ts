@@ -1,5 +1,12 @@
-import { type CustomFigures, PLAN_TABLE, type PlatformPlan, planBudget } from "../../api/plans.ts";
+import {
+  type CustomFigures,
+  INCLUDED_FEATURES,
+  PLAN_TABLE,
+  type PlatformPlan,
+  planBudget,
+} from "../../api/plans.ts";
 import { monthlyPrice, type PlatformPrices } from "../../api/platform-prices.ts";
+import { BackupReason, CONDITION_BACKUP_HEALTHY } from "../../api/v1alpha1/conditions.ts";
 import { PLATFORM_STEPS, type ScalePlatform } from "../../api/v1alpha1/scaleplatform.ts";
 import type { Session } from "../sessions.ts";
 import { html, type VNode } from "./html.ts";
@@ -123,6 +130,16 @@ export function customFiguresOf(
   return f.cpuMillis > 0 && f.memoryMiB > 0 && f.storageGiB > 0 ? f : undefined;
 }
 
+/**
+ * What a plan includes before its platform reports (status.features): the plan's features but
+ * backups, which are in force only when the operator says so (the installation's backup settings
+ * and the platform's spec decide; the operator's status is the one place that knows).
+ */
+function promised(plan: PlatformPlan): string[] {
+  const list: string[] = INCLUDED_FEATURES.filter((f) => !/backup/i.test(f));
+  return plan === "Custom" ? [...list, "Dedicated resources by agreement"] : list;
+}
+
 /** The deployment summary of a plan (before launch, from the plan table and list prices). */
 export function Summary(p: {
   name: string;
@@ -132,6 +149,8 @@ export function Summary(p: {
   custom?: CustomFigures;
   /** The operator's estimate once the platform exists (its installation's price table). */
   estimate?: { amount: string; currency: string };
+  /** The operator's list of what the running platform has (status.features), once it exists. */
+  features?: readonly string[];
 }): VNode {
   const plan: PlatformPlan =
     p.plan === "Custom" || (DEPLOY_PLANS as readonly string[]).includes(p.plan)
@@ -155,8 +174,20 @@ export function Summary(p: {
           : "enter the Custom plan's vCPU, memory and storage"
       }</dd>
       <dt>Monthly cost</dt><dd>${p.estimate ? `${p.estimate.amount} ${p.estimate.currency} (estimate)` : `${listPrice()} (list price estimate)`}</dd>
-      <dt>Included</dt><dd>SSL certificates, daily backups, DDoS protection, 24/7 monitoring, automatic scaling, email support${plan === "Custom" ? ", dedicated resources by agreement" : ""}</dd>
+      <dt>Included</dt><dd>${(p.features ?? promised(plan)).join(", ")}</dd>
     </dl></section>`;
+}
+
+/**
+ * Whether the operator reports backups in force for the platform: a BackupHealthy condition
+ * other than NotConfigured (whatever made them so: the platform's spec or the installation's default).
+ */
+export function backupsInForce(x: ScalePlatform): boolean {
+  return Boolean(
+    x.status?.conditions?.some(
+      (c) => c.type === CONDITION_BACKUP_HEALTHY && c.reason !== BackupReason.NotConfigured,
+    ),
+  );
 }
 
 /** The deploy form. */
@@ -301,9 +332,9 @@ export function ProgressPage(p: {
     <section class="panel" aria-labelledby="h-webhooks"><h2 id="h-webhooks">Webhooks</h2>
       <${Webhooks} platform=${x} session=${p.session} canPatch=${p.can.patch} /></section>
     <section class="panel" aria-labelledby="h-backups"><h2 id="h-backups">Backups</h2>
-      <p>${x.status?.backup?.lastSuccessfulBackup ? html`Last backup finished ${x.status.backup.lastSuccessfulBackup.stopTime}. ` : x.spec.backup ? "No backup yet. " : "Not configured. "}<a href=${`${PLATFORMS_PATH}/${encodeURIComponent(x.metadata.namespace ?? "")}/${encodeURIComponent(x.metadata.name ?? "")}/backups`}>Backups and recovery</a></p></section>
+      <p>${x.status?.backup?.lastSuccessfulBackup ? html`Last backup finished ${x.status.backup.lastSuccessfulBackup.stopTime}. ` : backupsInForce(x) ? "No backup yet. " : "Not configured. "}<a href=${`${PLATFORMS_PATH}/${encodeURIComponent(x.metadata.namespace ?? "")}/${encodeURIComponent(x.metadata.name ?? "")}/backups`}>Backups and recovery</a></p></section>
     <section class="panel" aria-labelledby="h-credentials"><h2 id="h-credentials">Admin credentials</h2>
       <${Credentials} platform=${x} session=${p.session} canReveal=${p.can.readSecrets} revealed=${p.revealed} /></section>
     <${ConfigurationGroups} platform=${x} session=${p.session} canPatch=${p.can.patch} state=${p.config} eventsHref=${p.configEventsHref} />
-    <${Summary} name=${x.metadata.name ?? ""} plan=${x.spec.plan} prices=${p.prices} custom=${p.custom} estimate=${x.status?.monthlyCostEstimate} />`;
+    <${Summary} name=${x.metadata.name ?? ""} plan=${x.spec.plan} prices=${p.prices} custom=${p.custom} estimate=${x.status?.monthlyCostEstimate} features=${x.status?.features} />`;
 }
