@@ -101,4 +101,32 @@ describe.skipIf(!helm)("chart: dashboard", () => {
       { apiGroups: ["cronscale.io"], resources: ["scheduledtasks"], verbs: ["list", "watch"] },
     ]);
   });
+
+  it("gives the dashboard the history endpoint with its CA, and the installation's prices as the operator's", () => {
+    const objs = render([
+      "dashboard.enabled=true",
+      "platform.prices.standard=149",
+      "platform.prices.perGiBMemory=5",
+    ]);
+    const deps = objs.filter((o) => o.kind === "Deployment");
+    const dash = deps.find((d) => d.metadata.name === "cs-cronscale-dashboard")?.spec.template.spec;
+    const op = deps.find((d) => d.metadata.name === "cs-cronscale")?.spec.template.spec;
+    const args: string[] = dash.containers[0].args;
+    expect(args).toContain("--history-url=https://cs-cronscale-history.default.svc:8081");
+    expect(args).toContain("--history-ca-file=/etc/cronscale/history-ca/ca.crt");
+    expect(args).toEqual(expect.arrayContaining(["--prices-standard=149", "--prices-per-gib-memory=5"]));
+    const ca = dash.volumes.find((v: { name: string }) => v.name === "history-ca");
+    expect(ca.secret).toEqual({
+      secretName: "cs-cronscale-history-tls",
+      optional: true,
+      items: [{ key: "ca.crt", path: "ca.crt" }],
+    });
+    const env: { name: string; value?: string }[] = op.containers[0].env;
+    expect(env).toEqual(
+      expect.arrayContaining([
+        { name: "CRONSCALE_CONTROLLERS__SCALE_PLATFORM__PRICES__STANDARD", value: "149" },
+        { name: "CRONSCALE_CONTROLLERS__SCALE_PLATFORM__PRICES__PER_GIB_MEMORY", value: "5" },
+      ]),
+    );
+  });
 });
