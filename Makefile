@@ -83,6 +83,7 @@ commerce/node_modules/.stamp: commerce/package.json commerce/package-lock.json
 test-commerce: commerce/node_modules/.stamp ## The commerce service: types and its tests against a real PostgreSQL (host process)
 	commerce/hack/postgres-deps.sh
 	commerce/hack/chromium-deps.sh
+	commerce/hack/stripe-mock.sh >/dev/null
 	$(NPM) --prefix commerce run typecheck
 	$(NPM) --prefix commerce test
 

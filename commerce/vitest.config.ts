@@ -17,7 +17,7 @@ export default defineConfig({
   test: {
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
     environment: "node",
-    globalSetup: ["test/setup/postgres.ts"],
+    globalSetup: ["test/setup/postgres.ts", "test/setup/stripe-mock.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },

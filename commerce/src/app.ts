@@ -22,6 +22,7 @@ import { installProblemHandlers, Problem, sendProblem } from "./http/problem.ts"
 import { RateLimiter, ratePerMinute } from "./http/ratelimit.ts";
 import { apiRoutes } from "./routes/index.ts";
 import { oauthRoutes } from "./routes/oauth.ts";
+import { paymentEventRoutes } from "./routes/payment-events.ts";
 import type { ProductOut } from "./routes/product-model.ts";
 import { storeFrontend } from "./store/index.ts";
 import { Outbox } from "./webhooks/outbox.ts";
@@ -130,6 +131,10 @@ export async function buildApp({ config, db, logger, webhookPollSeconds }: AppDe
   await app.register(async (scope) => {
     scope.addHook("onRequest", onApiHost);
     await oauthRoutes(scope.withTypeProvider<ZodTypeProvider>(), { db, tokens });
+  });
+  await app.register(async (scope) => {
+    scope.addHook("onRequest", onApiHost);
+    await paymentEventRoutes(scope, { db, config, outbox });
   });
   await app.register(
     async (api) => {

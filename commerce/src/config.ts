@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { gatewayProblems } from "./orders/gateways.ts";
 
 // The service's configuration: the environment the operator gives the app container (see the
 // README's config contract). Parsed once at start; an unknown or invalid setting stops the process
@@ -68,7 +69,9 @@ const paymentGatewaySchema = z.looseObject({
   provider: z.string(),
   mode: z.enum(["Test", "Live"]).default("Test"),
   enabled: z.boolean().default(true),
+  settings: z.record(z.string(), z.string()).optional(),
 });
+export type PaymentGateway = z.infer<typeof paymentGatewaySchema>;
 const shippingMethodSchema = z.looseObject({
   name: z.string(),
   carrier: z.string(),
@@ -170,6 +173,9 @@ const envSchema = z
       "Client networks allowed on the admin host (empty: all).",
     ),
     COMMERCE_JWT_ISSUER: urlOrEmpty,
+    COMMERCE_STRIPE_API_URL: urlOrEmpty.describe(
+      "Where the Stripe SDK sends API calls (tests: a stripe-mock on loopback); unset: Stripe itself.",
+    ),
   })
   .strip();
 
@@ -246,6 +252,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       if (name.startsWith(prefix) && value !== undefined) creds[name.slice(prefix.length)] = value;
     }
     payment.set(g.name, creds);
+    for (const [field, message] of gatewayProblems(g, creds, (k) => `${prefix}${k}`)) {
+      problems.push(
+        `CONFIG_PAYMENT_GATEWAYS (at ${gateways.indexOf(g)}.${field}): gateway ${g.name}: ${message}`,
+      );
+    }
   }
   if (
     e.PLATFORM_PLAN === "Custom" &&

@@ -53,7 +53,8 @@ describe("configuration", () => {
       CONFIG_SHIPPING_METHODS: "[]",
       CONFIG_WEBHOOKS: '[{"name":"erp","url":"https://erp.test/hook","events":["OrderCreated"]}]',
       WEBHOOK_ERP_SIGNING_KEY: "whsec_abc",
-      PAYMENT_CARDS_secretKey: "sk_test",
+      PAYMENT_CARDS_secretKey: "sk_test_123",
+      PAYMENT_CARDS_webhookSecret: "whsec_123",
       PATH: "/usr/bin",
     });
     expect(c.hosts).toEqual({
@@ -63,7 +64,10 @@ describe("configuration", () => {
     });
     expect(c.issuer).toBe("https://api.shop.example.test");
     expect(c.webhookSigningKeys.get("erp")).toBe("whsec_abc");
-    expect(c.paymentCredentials.get("cards")).toEqual({ secretKey: "sk_test" });
+    expect(c.paymentCredentials.get("cards")).toEqual({
+      secretKey: "sk_test_123",
+      webhookSecret: "whsec_123",
+    });
     expect(c.CONFIG_LOCALIZATION?.currency).toBe("EUR");
     expect(c.CONFIG_EMAIL).toBeUndefined();
   });
@@ -95,6 +99,7 @@ describe("migrations", () => {
       "0006_order_shipping_address",
       "0007_gcra_key_notify",
       "0008_place_order",
+      "0009_payment_intents",
     ]);
     const db = replicas[0]!;
     expect(await pendingMigrations(db)).toEqual([]);

@@ -29,7 +29,7 @@ beforeAll(async () => {
         { name: "Post", carrier: "Post", zones: ["AT", "DE"], rate: { calculation: "Flat", amount: "5.00" } },
       ]),
       CONFIG_PAYMENT_GATEWAYS: JSON.stringify([
-        { name: "Karte", type: "Card", provider: "stripe", mode: "Test" },
+        { name: "Karte", type: "Card", provider: "test", mode: "Test" },
       ]),
     }),
     launchChromium(),

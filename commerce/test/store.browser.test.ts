@@ -51,7 +51,7 @@ beforeAll(async () => {
         },
       ]),
       CONFIG_PAYMENT_GATEWAYS: JSON.stringify([
-        { name: "Test card", type: "Card", provider: "stripe", mode: "Test" },
+        { name: "Test card", type: "Card", provider: "test", mode: "Test" },
       ]),
       CONFIG_WEBHOOKS: JSON.stringify([
         { name: "shop", url: `${hooks.url}/hooks`, events: ["OrderCreated"] },

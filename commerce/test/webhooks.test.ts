@@ -65,7 +65,7 @@ describe("webhook delivery", () => {
     WEBHOOK_FLAKY_SIGNING_KEY: secret,
     WEBHOOK_GONE_SIGNING_KEY: secret,
     COMMERCE_WEBHOOK_ALLOWED_CIDRS: "127.0.0.0/8",
-    CONFIG_PAYMENT_GATEWAYS: JSON.stringify([{ name: "cards", type: "Card", provider: "stripe" }]),
+    CONFIG_PAYMENT_GATEWAYS: JSON.stringify([{ name: "cards", type: "Card", provider: "test" }]),
   });
   /** Time travel for the retry schedule: due jobs now rather than in minutes. */
   const fastForward = () =>

@@ -50,7 +50,10 @@ export const CONFIG_LISTS: readonly ConfigListDef[] = [
     fields: [
       NAME,
       f("type", "Type", "type", "select", { options: ["Card", "Wallet", "MobileMoney", "BankTransfer"] }),
-      f("provider", "Provider", "provider", "text", { hint: "E.g. stripe, paypal, mpesa, sepa." }),
+      f("provider", "Provider", "provider", "select", {
+        options: ["test", "stripe", "manual"],
+        hint: "test: simulated (Test mode); stripe: cards and wallets (Secret with secretKey, webhookSecret); manual: bank transfer (settings accountHolder, iban).",
+      }),
       f("mode", "Mode", "mode", "select", { options: ["Test", "Live"] }),
       f("enabled", "Enabled", "enabled", "checkbox"),
       f("credentials", "Credentials: Secret name", "credentialsSecretRef.name", "text", {

@@ -184,9 +184,37 @@ export interface PaymentsTable {
   mode: string;
   amountMinor: number;
   currency: string;
-  status: "succeeded" | "failed";
+  status: PaymentStatus;
   failureReason: string | null;
+  /** The provider's id of this payment (a Stripe PaymentIntent), when it has one. */
+  providerRef: Generated<string | null>;
+  /** The idempotency key the provider's object was created with. */
+  idempotencyKey: Generated<string | null>;
+  /** What the customer must do next (Stripe's `next_action`, e.g. a 3-D Secure redirect). */
+  nextAction: Generated<unknown | null>;
+  /** Payment instructions (bank transfer: reference and account). */
+  instructions: Generated<unknown | null>;
   createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export const PAYMENT_STATUSES = [
+  "pending",
+  "requires_action",
+  "authorized",
+  "succeeded",
+  "failed",
+  "refunded",
+] as const;
+/** pending: awaiting the provider or a transfer; authorized: to be captured (manual capture). */
+export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
+
+/** Provider events applied (migration 0009), so a redelivered event changes nothing. */
+export interface PaymentProviderEventsTable {
+  id: string;
+  gateway: string;
+  type: string;
+  receivedAt: Generated<Timestamp>;
 }
 
 export interface WebhookEventsTable {
@@ -256,6 +284,7 @@ export interface Database {
   storeSessions: StoreSessionsTable;
   storeCartLines: StoreCartLinesTable;
   payments: PaymentsTable;
+  paymentProviderEvents: PaymentProviderEventsTable;
   webhookEvents: WebhookEventsTable;
   webhookDeliveries: WebhookDeliveriesTable;
   webhookAttempts: WebhookAttemptsTable;

@@ -38,9 +38,7 @@ export async function startStore(): Promise<StoreFixture> {
       },
       { name: "express", carrier: "UPS", zones: ["DE"], rate: { calculation: "Flat", amount: "12.00" } },
     ]),
-    CONFIG_PAYMENT_GATEWAYS: JSON.stringify([
-      { name: "card", type: "Card", provider: "stripe", mode: "Test" },
-    ]),
+    CONFIG_PAYMENT_GATEWAYS: JSON.stringify([{ name: "card", type: "Card", provider: "test", mode: "Test" }]),
   });
   const port = new URL(svc.url).port;
   const base = `http://localhost:${port}`;

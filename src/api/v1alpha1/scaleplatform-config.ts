@@ -145,7 +145,11 @@ export const paymentGatewaySchema = z
     type: z
       .enum(["Card", "Wallet", "MobileMoney", "BankTransfer"])
       .describe("Kind of payment: Card, Wallet, MobileMoney or BankTransfer."),
-    provider: shortText(63, "Payment provider, e.g. stripe, paypal, mpesa, sepa."),
+    provider: z
+      .enum(["test", "stripe", "manual"])
+      .describe(
+        "Payment provider the app serves: test (built-in simulator, mode Test only, any type), stripe (Card and Wallet through Stripe PaymentIntents; credentialsSecretRef with keys secretKey and webhookSecret), manual (BankTransfer: the admin marks transfers received; settings accountHolder and iban or accountNumber).",
+      ),
     mode: z.enum(["Test", "Live"]).default("Test").describe("Test (sandbox) or Live."),
     enabled: z.boolean().default(true).describe("Whether customers can pay with it."),
     credentialsSecretRef: z
@@ -158,7 +162,43 @@ export const paymentGatewaySchema = z
       .record(z.string().max(63), z.string().max(1024))
       .meta({ maxProperties: 32 })
       .optional()
-      .describe("Non-secret provider settings as key/value pairs."),
+      .describe(
+        "Non-secret provider settings as key/value pairs: stripe captureMethod (automatic or manual); manual accountHolder, iban or accountNumber, bic, bankName (the payment instructions).",
+      ),
+  })
+  .meta({
+    // The same rules as the app's config parse (commerce/src/orders/gateways.ts): a setup the app
+    // cannot serve is refused at apply, never accepted and then failed at checkout.
+    "x-kubernetes-validations": [
+      {
+        rule: "self.provider != 'test' || !has(self.mode) || self.mode == 'Test'",
+        message: "provider test is the built-in simulator and serves only mode Test",
+        fieldPath: ".mode",
+      },
+      {
+        rule: "self.provider != 'stripe' || self.type in ['Card', 'Wallet']",
+        message: "provider stripe serves type Card and Wallet",
+        fieldPath: ".type",
+      },
+      {
+        rule: "self.provider != 'stripe' || has(self.credentialsSecretRef)",
+        message: "provider stripe needs credentialsSecretRef (a Secret with secretKey and webhookSecret)",
+        fieldPath: ".credentialsSecretRef",
+        reason: "FieldValueRequired",
+      },
+      {
+        rule: "self.provider != 'manual' || self.type == 'BankTransfer'",
+        message: "provider manual serves type BankTransfer",
+        fieldPath: ".type",
+      },
+      {
+        rule: "self.provider != 'manual' || (has(self.settings) && 'accountHolder' in self.settings && ('iban' in self.settings || 'accountNumber' in self.settings))",
+        message:
+          "provider manual needs settings accountHolder and iban (or accountNumber): the payment instructions",
+        fieldPath: ".settings",
+        reason: "FieldValueRequired",
+      },
+    ],
   })
   .describe("One payment gateway setup.");
 

@@ -153,7 +153,7 @@ function envFor(spec: Partial<ScalePlatformSpec>, config = TEST_CONFIG) {
   const inp = platformInputs(p, p.spec, config, { certManager: true, customMetrics: false });
   const cm = configData(inp);
   return resolveEnv(desiredAppDeployment(inp, cm), cm, {
-    stripe: { secretKey: "sk_test_1", publishableKey: "pk_test_1" },
+    stripe: { secretKey: "sk_test_1", publishableKey: "pk_test_1", webhookSecret: "whsec_1" },
   });
 }
 
@@ -174,7 +174,7 @@ describe("config contract with the commerce service (commerce/README.md)", () =>
       apiKey: "shop-credentials-api-key-value-0123456789abcdef",
       webhooks: ["erp-sync"],
       signingKeys: { "erp-sync": "hooks-erp-value-0123456789abcdef" },
-      payment: { cards: { secretKey: "sk_test_1", publishableKey: "pk_test_1" } },
+      payment: { cards: { secretKey: "sk_test_1", publishableKey: "pk_test_1", webhookSecret: "whsec_1" } },
       smtpPassword: "smtp-password-value-0123456789abcdef",
       webhookCidrs: ["10.77.0.0/24"],
       adminCidrs: ["203.0.113.0/24", "2001:db8::/32"],

@@ -100,7 +100,7 @@ describe("referenced Secrets", () => {
     const gateway = (name: string, secretName: string, enabled = true) => ({
       name,
       type: "Card" as const,
-      provider: "stripe",
+      provider: "stripe" as const,
       mode: "Test" as const,
       enabled,
       credentialsSecretRef: { name: secretName },

@@ -194,9 +194,26 @@ const INVALID: [string, Manifest, string, RegExp][] = [
   ],
   [
     "payment gateway of unknown type",
-    withSpec((s) => (s.paymentGateways = [{ name: "p", type: "Cash", provider: "x" }])),
+    withSpec((s) => (s.paymentGateways = [{ name: "p", type: "Cash", provider: "test" }])),
     "spec.paymentGateways[0].type",
     /Unsupported value/,
+  ],
+  [
+    "payment provider the app does not serve",
+    withSpec((s) => (s.paymentGateways = [{ name: "p", type: "Card", provider: "paypal" }])),
+    "spec.paymentGateways[0].provider",
+    /Unsupported value/,
+  ],
+  [
+    "bank transfer through stripe",
+    withSpec(
+      (s) =>
+        (s.paymentGateways = [
+          { name: "p", type: "BankTransfer", provider: "stripe", credentialsSecretRef: { name: "k" } },
+        ]),
+    ),
+    "spec.paymentGateways[0].type",
+    /provider stripe serves type Card and Wallet/,
   ],
   [
     "admin allow-list entry not a CIDR",

@@ -104,7 +104,7 @@ export function useCommercePlatform(): CommercePlatform {
     plan: "Standard",
     domains: { platform: HOST },
     database: { pvcRetention: "Delete" },
-    paymentGateways: [{ name: "test", type: "Card", provider: "stripe", mode: "Test" }],
+    paymentGateways: [{ name: "test", type: "Card", provider: "test", mode: "Test" }],
     webhooks: [
       {
         name: "all",

@@ -38,7 +38,7 @@ function spec(smtpPort: number, hookUrl: string): Record<string, unknown> {
     shippingMethods: [
       { name: "ground", carrier: "manual", zones: ["US"], rate: { calculation: "Flat", amount: "5.00" } },
     ],
-    paymentGateways: [{ name: "test-card", type: "Card", provider: "stripe", mode: "Test" }],
+    paymentGateways: [{ name: "test-card", type: "Card", provider: "test", mode: "Test" }],
     email: {
       smtp: { host: clusterEnv().HOST_IP, port: smtpPort, security: "None" },
       fromAddress: "orders@harbour.test",
