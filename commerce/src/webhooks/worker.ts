@@ -60,6 +60,28 @@ export const queueOf = (webhook: string) => `${QUEUE}/${webhook}`;
 
 type Job = { id: string; retryCount: number; data: { deliveryId: string } };
 
+/** A delivery as an attempt reads it. */
+interface Loaded {
+  id: string;
+  eventId: string;
+  webhook: string;
+  url: string;
+  status: string;
+  attempts: number;
+  payload: unknown;
+  disabledAt: Date | null;
+}
+
+/** A successful attempt waiting to be recorded. */
+interface Success {
+  deliveryId: string;
+  attempts: number;
+  code: number;
+  durationMs: number;
+  queue: string;
+  job: Job;
+}
+
 /** One endpoint's queue and its attempts in flight in this process. */
 interface Lane {
   queue: string;
@@ -90,6 +112,9 @@ export class WebhookWorker {
   private readonly lanes = new Map<string, Lane>();
   private total = 0;
   private readonly settled = new Set<Promise<void>>();
+  private readonly successes: (Success & { at: Date; resolve: () => void; reject: (e: unknown) => void })[] =
+    [];
+  private recording = false;
 
   constructor(apiDb: DB, config: Config, options: WorkerOptions = {}) {
     this.mailer = Mailer.from(apiDb, config);
@@ -225,11 +250,17 @@ export class WebhookWorker {
       }
       lane.more = jobs.length === room;
       if (lane.more) lane.again = true;
-      for (const job of jobs) this.run(lane, job);
+      if (!jobs.length) continue;
+      // One query reads the batch's deliveries; if it fails, each attempt reads its own.
+      const loaded = await this.load(jobs.map((j) => j.data.deliveryId)).catch(() => undefined);
+      for (const job of jobs) {
+        const d = loaded ? (loaded.get(job.data.deliveryId) ?? null) : undefined;
+        this.run(lane, job, d);
+      }
     } while (lane.again && this.running);
   }
 
-  private run(lane: Lane, job: Job): void {
+  private run(lane: Lane, job: Job, loaded: Loaded | null | undefined): void {
     lane.active++;
     this.total++;
     // The endpoint's slot is free once its answer is in (recording it does not load the endpoint);
@@ -241,7 +272,7 @@ export class WebhookWorker {
       lane.active--;
       this.freed();
     };
-    const p = this.attempt(job.data.deliveryId, { queue: lane.queue, job, sent })
+    const p = this.attempt(job.data.deliveryId, { queue: lane.queue, job, sent }, loaded ?? undefined)
       .catch(() => this.boss.fail(lane.queue, job).catch(() => {}))
       .then(() => {
         this.total--;
@@ -318,29 +349,18 @@ export class WebhookWorker {
    * One attempt of a delivery, recorded with its outcome and the next job when it will retry. The
    * job (when given) is completed in the transaction that records the attempt.
    */
-  async attempt(deliveryId: string, claimed?: { queue: string; job: Job; sent: () => void }): Promise<void> {
+  async attempt(
+    deliveryId: string,
+    claimed?: { queue: string; job: Job; sent: () => void },
+    loaded?: Loaded,
+  ): Promise<void> {
     const complete = async (trx: Transaction<Database>) => {
       if (claimed)
         await this.boss.complete(claimed.queue, claimed.job, undefined, {
           db: fromKysely(trx.withoutPlugins()),
         });
     };
-    const d = await this.db
-      .selectFrom("webhookDeliveries")
-      .innerJoin("webhookEvents", "webhookEvents.id", "webhookDeliveries.eventId")
-      .leftJoin("webhookEndpoints", "webhookEndpoints.name", "webhookDeliveries.webhook")
-      .select([
-        "webhookDeliveries.id",
-        "eventId",
-        "webhook",
-        "url",
-        "status",
-        "attempts",
-        "payload",
-        "disabledAt",
-      ])
-      .where("webhookDeliveries.id", "=", deliveryId)
-      .executeTakeFirst();
+    const d = loaded !== undefined ? loaded : (await this.load([deliveryId])).get(deliveryId);
     if (d?.status !== "pending") {
       await this.db.transaction().execute(complete);
       return;
@@ -367,6 +387,10 @@ export class WebhookWorker {
     claimed?.sent();
     const attempts = d.attempts + 1;
     const code = r.statusCode;
+    if (claimed && code !== undefined && code >= 200 && code < 300) {
+      await this.recordSuccess({ deliveryId, attempts, code, durationMs: r.durationMs, ...claimed });
+      return;
+    }
     await this.db.transaction().execute(async (trx) => {
       await trx
         .insertInto("webhookAttempts")
@@ -433,5 +457,81 @@ export class WebhookWorker {
       await complete(trx);
       this.outcomes?.inc({ outcome });
     });
+  }
+
+  /** The deliveries (with their event's payload and their endpoint's state) of `ids`, in one query. */
+  private async load(ids: string[]): Promise<Map<string, Loaded>> {
+    const rows = await this.db
+      .selectFrom("webhookDeliveries")
+      .innerJoin("webhookEvents", "webhookEvents.id", "webhookDeliveries.eventId")
+      .leftJoin("webhookEndpoints", "webhookEndpoints.name", "webhookDeliveries.webhook")
+      .select([
+        "webhookDeliveries.id",
+        "eventId",
+        "webhook",
+        "url",
+        "status",
+        "attempts",
+        "payload",
+        "disabledAt",
+      ])
+      .where("webhookDeliveries.id", "in", ids)
+      .execute();
+    return new Map(rows.map((r) => [r.id, r]));
+  }
+
+  /**
+   * Records a successful attempt and completes its job. Successes that finish while a recording
+   * is being written are written together in the next transaction (one commit for many).
+   */
+  private recordSuccess(s: Success): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.successes.push({ ...s, at: new Date(), resolve, reject });
+      if (!this.recording) void this.flushSuccesses();
+    });
+  }
+
+  private async flushSuccesses(): Promise<void> {
+    this.recording = true;
+    try {
+      while (this.successes.length) {
+        const batch = this.successes.splice(0);
+        try {
+          await this.db.transaction().execute(async (trx) => {
+            await trx
+              .insertInto("webhookAttempts")
+              .values(
+                batch.map((b) => ({
+                  deliveryId: b.deliveryId,
+                  attempt: b.attempts,
+                  statusCode: b.code,
+                  error: null,
+                  durationMs: b.durationMs,
+                  at: b.at,
+                })),
+              )
+              .execute();
+            await sql`
+              update webhook_deliveries d
+                 set status = 'succeeded', attempts = v.attempts, last_status_code = v.code,
+                     last_error = null, next_attempt_at = null, updated_at = now()
+                from unnest(${batch.map((b) => b.deliveryId)}::text[], ${batch.map((b) => b.attempts)}::int[],
+                            ${batch.map((b) => b.code)}::int[]) as v(id, attempts, code)
+               where d.id = v.id`.execute(trx);
+            const db = fromKysely(trx.withoutPlugins());
+            for (const queue of new Set(batch.map((b) => b.queue))) {
+              const jobs = batch.filter((b) => b.queue === queue).map((b) => b.job);
+              await this.boss.complete(queue, jobs, undefined, { db });
+            }
+          });
+          this.outcomes?.inc({ outcome: "succeeded" }, batch.length);
+          for (const b of batch) b.resolve();
+        } catch (err) {
+          for (const b of batch) b.reject(err);
+        }
+      }
+    } finally {
+      this.recording = false;
+    }
   }
 }
