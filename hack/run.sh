@@ -122,6 +122,51 @@ else
       "CRONSCALE_CONTROLLERS__SCALE_PLATFORM__DEFAULT_BACKUP__S3__CA_CONFIG_MAP_NAME=kube-root-ca.crt"
     )
   fi
+  # The history endpoint through the API server (APIService history.cronscale.io, as the chart
+  # installs it), so `cronscale history` works with this kubeconfig: the operator serves it over
+  # HTTPS on HOST_IP (the API server dials it there: a selector-less Service, aggregator routing)
+  # with a CA made here, and keeps the APIService's caBundle equal to that CA.
+  history_tls="/var/tmp/cronscale/clusters/$started_cluster/history-tls"
+  history_port="${CRONSCALE_HISTORY_PORT:-8081}"
+  if [ ! -f "$history_tls/tls.crt" ]; then
+    mkdir -p "$history_tls"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 3650 \
+      -subj "/CN=cronscale history CA" -keyout "$history_tls/ca.key" -out "$history_tls/ca.crt" 2>/dev/null
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=cronscale-history" \
+      -keyout "$history_tls/tls.key" -out "$history_tls/tls.csr" 2>/dev/null
+    openssl x509 -req -in "$history_tls/tls.csr" -CA "$history_tls/ca.crt" -CAkey "$history_tls/ca.key" \
+      -CAcreateserial -days 3650 -out "$history_tls/tls.crt" -extfile <(printf '%s\n' \
+        "subjectAltName=DNS:cronscale-history.$archive_ns.svc,IP:$HOST_IP,IP:127.0.0.1" \
+        "extendedKeyUsage=serverAuth") 2>/dev/null
+  fi
+  KUBECONFIG="$kubeconfig" kubectl apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Service
+metadata: {name: cronscale-history, namespace: $archive_ns}
+spec:
+  ports: [{name: history, port: $history_port, targetPort: $history_port, protocol: TCP}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: cronscale-history-host
+  namespace: $archive_ns
+  labels: {kubernetes.io/service-name: cronscale-history, endpointslice.kubernetes.io/managed-by: run.cronscale.io}
+addressType: IPv4
+ports: [{name: history, port: $history_port, protocol: TCP}]
+endpoints: [{addresses: ["$HOST_IP"], conditions: {ready: true}}]
+YAML
+  "$(hack/cluster/build.sh helm)/helm" template cronscale charts/cronscale --namespace "$archive_ns" \
+    --show-only templates/history-apiservice.yaml --set archive.httpPort="$history_port" |
+    KUBECONFIG="$kubeconfig" kubectl apply -f - >/dev/null
+  operator_env+=(
+    "CRONSCALE_ARCHIVE__HTTP_HOST=$HOST_IP"
+    "CRONSCALE_ARCHIVE__HTTP_PORT=$history_port"
+    "CRONSCALE_ARCHIVE__TLS__CERT_FILE=$history_tls/tls.crt"
+    "CRONSCALE_ARCHIVE__TLS__KEY_FILE=$history_tls/tls.key"
+    "CRONSCALE_ARCHIVE__TLS__CA_FILE=$history_tls/ca.crt"
+    "CRONSCALE_ARCHIVE__API_SERVICE=v1alpha1.history.cronscale.io"
+  )
 fi
 export KUBECONFIG="$kubeconfig"
 
@@ -153,6 +198,11 @@ cat <<MSG
     kubectl describe texec -l cronscale.io/task=hello-bash  # console output of each run
     kubectl get stask hello-bash -o jsonpath='{.status.usage}'  # this month's runs, billed seconds, cost
     curl -s localhost:${CRONSCALE_HTTP_PORT:-18080}/metrics | grep controller_runtime
+
+  The CLI as this kubeconfig's user (also \`kubectl cronscale\` after \`npm install -g .\`):
+    npx cronscale history hello-bash      # every run, from the execution archive
+    npx cronscale logs hello-bash         # the newest run's console output
+    npx cronscale run hello-bash --wait   # run it now and print its output
 
   The dashboard: http://localhost:$dashboard_port/dashboard/compute/serverless/tasks
   Sign in with a token (every action runs as that identity):

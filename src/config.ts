@@ -207,10 +207,20 @@ const ArchiveSchema = z.object({
             .describe("Comma-separated DNS names of the certificate that Secret is made with"),
         })
         .prefault({}),
+      caFile: z
+        .string()
+        .default("")
+        .describe("PEM CA of that certificate: the caBundle of the APIService (archive.apiService)"),
     })
     .prefault({})
     .describe(
       "Serving certificate of the history endpoint (files re-read when they change, e.g. renewed by cert-manager)",
+    ),
+  apiService: z
+    .string()
+    .default("")
+    .describe(
+      "APIService that serves the history endpoint through the API server (v1alpha1.history.cronscale.io); the operator keeps its caBundle equal to the endpoint's CA (tls.caFile, or ca.crt of tls.secret). Empty: none",
     ),
 });
 

@@ -2,6 +2,7 @@
 // probes) → signals. Wiring only; behaviour lives in the controllers and the runtime. The
 // process entry is main.ts, which loads this module.
 
+import { readFileSync } from "node:fs";
 import type { Logger } from "pino";
 import type { HistoryTls } from "./archive/http.ts";
 import { type Config, loadConfig } from "./config.ts";
@@ -25,7 +26,7 @@ async function archiveSecrets(
   cfg: Config,
   client: RealKubeClient,
   log: Logger,
-): Promise<{ dsn: string; tls: HistoryTls | undefined }> {
+): Promise<{ dsn: string; tls: (HistoryTls & { ca?: string }) | undefined }> {
   const a = cfg.archive;
   const namespace = cfg.leaderElection.namespace;
   if (!a.dsn && !a.secret.name) return { dsn: "", tls: undefined };
@@ -106,10 +107,38 @@ export async function runOperator(argv: readonly string[], env: NodeJS.ProcessEn
     secrets,
     archive,
   });
+  // Over HTTPS the endpoint also serves the users the API server sends it as the APIService
+  // history.cronscale.io (its front-proxy settings are read from kube-system), whose caBundle the
+  // operator keeps equal to the endpoint's CA (tls.caFile, or ca.crt of the Secret it made).
+  const frontProxy =
+    archive && archiveMods && historyTls
+      ? await archiveMods[2].watchRequestHeaderAuth(new RealKubeClient(transport), log)
+      : undefined;
+  const secretCa = historyTls && "ca" in historyTls ? historyTls.ca : undefined;
+  const caPem = secretCa
+    ? () => secretCa
+    : cfg.archive.tls.caFile
+      ? () => readFileSync(cfg.archive.tls.caFile, "utf8")
+      : undefined;
+  const stopCaBundle =
+    archive && archiveMods && cfg.archive.apiService && caPem
+      ? await archiveMods[2].keepApiServiceCaBundle(
+          new RealKubeClient(transport),
+          cfg.archive.apiService,
+          caPem,
+          log,
+        )
+      : undefined;
   const history =
     archive && archiveMods
       ? await archiveMods[2].startHistoryServer(
-          { host: cfg.archive.httpHost, port: cfg.archive.httpPort, log, tls: historyTls },
+          {
+            host: cfg.archive.httpHost,
+            port: cfg.archive.httpPort,
+            log,
+            tls: historyTls,
+            requestHeader: frontProxy?.current,
+          },
           {
             archive,
             authorizer: new archiveMods[2].KubeAuthorizer(new RealKubeClient(transport)),
@@ -139,6 +168,8 @@ export async function runOperator(argv: readonly string[], env: NodeJS.ProcessEn
   );
   const code = await manager.runUntilSignal();
   stopMaintenance?.();
+  frontProxy?.stop();
+  stopCaBundle?.();
   history?.close();
   await archive?.close();
   return code;

@@ -159,6 +159,68 @@ describe.skipIf(!helm)("charts/cronscale", () => {
     expect(noneEnv.map((e: Doc) => e.name)).not.toContain("CRONSCALE_ARCHIVE__TLS__SECRET__NAME");
   });
 
+  it("serves the history endpoint through the API server: APIService, readers, front-proxy settings", () => {
+    const docs = template();
+    const api = docs.find((d) => d.kind === "APIService");
+    expect(api).toMatchObject({
+      metadata: { name: "v1alpha1.history.cronscale.io" },
+      spec: {
+        group: "history.cronscale.io",
+        version: "v1alpha1",
+        service: { name: "cs-cronscale-history", namespace: "ops", port: 8081 },
+      },
+    });
+    // The operator keeps the caBundle (from the mounted ca.crt), so the chart leaves it out.
+    expect(api.spec.caBundle).toBeUndefined();
+    const env = docs.find((d) => d.kind === "Deployment" && d.metadata.name === "cs-cronscale").spec.template
+      .spec.containers[0].env;
+    expect(env).toContainEqual({
+      name: "CRONSCALE_ARCHIVE__API_SERVICE",
+      value: "v1alpha1.history.cronscale.io",
+    });
+    // Its CA: ca.crt of the Secret the operator makes, or of the user's own Secret (a file).
+    expect(env).toContainEqual({
+      name: "CRONSCALE_ARCHIVE__TLS__SECRET__NAME",
+      value: "cs-cronscale-history-tls",
+    });
+    const own = template("archive.tls.existingSecret=mine").find(
+      (d) => d.kind === "Deployment" && d.metadata.name === "cs-cronscale",
+    ).spec.template.spec.containers[0].env;
+    expect(own).toContainEqual({
+      name: "CRONSCALE_ARCHIVE__TLS__CA_FILE",
+      value: "/etc/cronscale/history-tls/ca.crt",
+    });
+    const role = docs.find((d) => d.kind === "ClusterRole" && d.metadata.name === "cs-cronscale");
+    expect(role.rules).toContainEqual({
+      apiGroups: ["apiregistration.k8s.io"],
+      resources: ["apiservices"],
+      resourceNames: ["v1alpha1.history.cronscale.io"],
+      verbs: ["get", "patch"],
+    });
+    const readers = docs.find(
+      (d) => d.kind === "ClusterRoleBinding" && d.metadata.name === "cs-cronscale-history-reader",
+    );
+    expect(readers.subjects).toEqual([
+      { apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "system:authenticated" },
+    ]);
+    const auth = docs.find(
+      (d) => d.kind === "RoleBinding" && d.metadata.name === "cs-cronscale-history-auth-reader",
+    );
+    expect(auth).toMatchObject({
+      metadata: { namespace: "kube-system" },
+      roleRef: { name: "extension-apiserver-authentication-reader" },
+    });
+    // Turned off, or no archive: none of it.
+    for (const off of [
+      template("archive.apiService.enabled=false"),
+      template("archive.postgres.enabled=false"),
+    ]) {
+      expect(
+        off.some((d) => d.kind === "APIService" || d.metadata?.name === "cs-cronscale-history-reader"),
+      ).toBe(false);
+    }
+  });
+
   it("refuses values the schema does not allow", () => {
     expect(() => template("image.pullPolicy=Sometimes")).toThrow(/pullPolicy/);
     expect(() => template("replicaCount=-1")).toThrow(/replicaCount/);

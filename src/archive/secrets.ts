@@ -118,7 +118,7 @@ export async function ensureArchiveSecret(
 export async function ensureHistoryTlsSecret(
   client: KubeClient,
   o: { namespace: string; name: string; dnsNames: readonly string[]; log: Logger },
-): Promise<{ cert: string; key: string }> {
+): Promise<{ cert: string; key: string; ca?: string }> {
   const secret = await getOrCreate(
     client,
     o.namespace,
@@ -148,7 +148,8 @@ export async function ensureHistoryTlsSecret(
   const cert = decode(secret, "tls.crt");
   const key = decode(secret, "tls.key");
   if (!cert || !key) throw new Error(`Secret ${o.namespace}/${o.name} lacks tls.crt or tls.key`);
-  return { cert, key };
+  const ca = decode(secret, "ca.crt");
+  return { cert, key, ...(ca && { ca }) };
 }
 
 /** Runs `f` until it succeeds, up to `attempts` times with doubling pauses (API server not up yet). */

@@ -38,7 +38,7 @@ describe("cronscale next-runs", { timeout: 60_000 }, () => {
       "America/New_York",
       "--from",
       "2021-11-06T12:00:00Z",
-      "-n",
+      "-c",
       "3",
     );
     expect(r.out.trim().split("\n")).toEqual([
@@ -60,7 +60,7 @@ describe("cronscale next-runs", { timeout: 60_000 }, () => {
   });
 
   it("accepts day-of-week 7 as Sunday", () => {
-    const r = cronscale("next-runs", "0 9 * * 7", "--from", "2026-11-02T00:00:00Z", "-n", "2");
+    const r = cronscale("next-runs", "0 9 * * 7", "--from", "2026-11-02T00:00:00Z", "-c", "2");
     expect(r.out).toBe("2026-11-08T09:00:00+00:00\n2026-11-15T09:00:00+00:00\n");
   });
 

@@ -16,8 +16,11 @@ export interface TestTls {
   remove(): void;
 }
 
-/** Makes a CA and a 127.0.0.1/localhost certificate (ECDSA P-256, one day) in a temp dir. */
-export function makeTestTls(): TestTls {
+/**
+ * Makes a CA and a certificate (ECDSA P-256, one day) in a temp dir, for 127.0.0.1 and localhost
+ * unless `subjectAltName` (openssl's syntax, e.g. "DNS:svc.ns.svc,IP:10.0.0.1") names others.
+ */
+export function makeTestTls(subjectAltName = "IP:127.0.0.1,DNS:localhost"): TestTls {
   const dir = mkdtempSync(join(tmpdir(), "cronscale-tls-"));
   const f = (n: string) => join(dir, n);
   const ssl = (...args: string[]) => execFileSync("openssl", args, { stdio: "pipe" });
@@ -37,7 +40,7 @@ export function makeTestTls(): TestTls {
   );
   ssl("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", f("tls.key"));
   ssl("req", "-new", "-key", f("tls.key"), "-subj", "/CN=cronscale-history", "-out", f("tls.csr"));
-  writeFileSync(f("ext.cnf"), "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n");
+  writeFileSync(f("ext.cnf"), `subjectAltName=${subjectAltName}\nextendedKeyUsage=serverAuth\n`);
   ssl(
     "x509",
     "-req",
