@@ -78,6 +78,43 @@ describe("cronscale history, logs, usage", () => {
     expect(JSON.parse(j.out).items.map((i: { name: string }) => i.name)).toEqual(["a-2"]);
   });
 
+  it("pages with --limit and --cursor (the next page's cursor on stderr), filters by --result", async () => {
+    const first = await cli("history", "a", "-n", "ns", "--token", "good", "--limit", "1");
+    expect(first.out).toContain("a-2");
+    expect(first.out).not.toContain("a-1");
+    const cursor = /^more: --cursor (\S+)$/.exec(first.err)?.[1] ?? "";
+    expect(cursor).not.toBe("");
+    const second = await cli(
+      "history",
+      "a",
+      "-n",
+      "ns",
+      "--token",
+      "good",
+      "--limit",
+      "1",
+      "--cursor",
+      cursor,
+      "-o",
+      "yaml",
+    );
+    expect(second.out).toMatch(/name: a-1/);
+    expect(second.out).not.toMatch(/^next:/m);
+    const ok = await cli(
+      "history",
+      "a",
+      "-n",
+      "ns",
+      "--token",
+      "good",
+      "--result",
+      "Succeeded",
+      "-o",
+      "json",
+    );
+    expect(JSON.parse(ok.out).items.map((i: { name: string }) => i.name)).toEqual(["a-1"]);
+  });
+
   it("prints a run's output and the month's usage", async () => {
     expect((await cli("logs", "a", "-n", "ns", "--token", "good", "--run", "a-1")).out).toBe("hello from 1");
     const u = await cli("usage", "-n", "ns", "--token", "good", "--month", "2026-11");

@@ -38,7 +38,9 @@ Lists a task's runs from the execution archive, newest first.
 
       --since       only runs finished within this duration (30m, 24h, 7d) or since an RFC 3339 time
       --failed      only runs that did not succeed
+      --result      only runs with this result (Succeeded, Failed, TimedOut)
       --limit       most runs listed (default 100)
+      --cursor      the page after the one that printed this cursor (newest first)
 ${COMMON}`,
   logs: `usage: cronscale logs <task> [-n ns] [--run NAME] [-o json|yaml]
 
@@ -64,7 +66,9 @@ const OPTIONS = {
   token: { type: "string" },
   since: { type: "string" },
   failed: { type: "boolean" },
+  result: { type: "string" },
   limit: { type: "string" },
+  cursor: { type: "string" },
   run: { type: "string" },
   month: { type: "string" },
   task: { type: "string" },
@@ -161,7 +165,9 @@ export async function archiveCommand(
     path += `/scheduledtasks/${encodeURIComponent(p.positionals[0] ?? "")}/${sub}`;
     if (v.since) q.set("since", v.since);
     if (p.values.failed) q.set("failed", "true");
+    if (v.result) q.set("result", v.result);
     if (v.limit) q.set("limit", v.limit);
+    if (v.cursor) q.set("cursor", v.cursor);
     if (v.run) q.set("run", v.run);
   }
   if (q.size > 0) path += `?${q}`;
@@ -201,6 +207,7 @@ function print(
     ]);
     for (const line of table([["NAME", "RESULT", "EXIT", "FINISHED", "BILLED", "COST", "MESSAGE"], ...rows]))
       io.out(line);
+    if (typeof body.next === "string") io.err(`more: --cursor ${body.next}`);
     return 0;
   }
   const items = (body.items ?? []) as Record<string, unknown>[];
