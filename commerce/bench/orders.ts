@@ -9,9 +9,13 @@
 //     row (BEGIN, five statements, COMMIT), no auth, no validation library, no idempotency.
 // Both take the same request (one line of a random SKU among 2,000, quantity 1), 16 connections,
 // a pool of 10 each. Rounds alternate (bare, service, service, bare, …) so a drifting machine
-// weighs on both sides alike; before each round the delivery worker's backlog is drained so one
-// side's events are not delivered during the other's round. Prints per round and the medians of
-// req/s, p50 and p99 latency per side, and the ratio service / bare of the medians.
+// weighs on both sides alike; before each round the delivery worker's backlog is drained (for at
+// most a minute; the round prints what was left) so one side's events are not delivered during
+// the other's round. Prints per round and the medians of req/s, p50 and p99 latency per side, and
+// the ratio service / bare of the medians.
+// Each round also prints the CPU per answered request of this process (the side's server and
+// autocannon) and of PostgreSQL (its processes' /proc counters). BENCH_DELIVER=0 leaves the
+// delivery worker stopped (the write path alone, nothing to drain).
 // Run: npm run bench:orders (BENCH_ROUNDS per side, default 5; BENCH_SECONDS per round, default 6).
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
