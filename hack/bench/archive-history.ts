@@ -11,7 +11,6 @@ import { get } from "node:http";
 import type { AddressInfo } from "node:net";
 import { parseArgs } from "node:util";
 import { sql } from "kysely";
-import type { TaskExecutionSpec } from "../../src/api/v1alpha1/taskexecution.ts";
 import { startHistoryServer } from "../../src/archive/http.ts";
 import {
   type ArchivedRun,
@@ -21,6 +20,7 @@ import {
 } from "../../src/archive/store.ts";
 import { silentLogger } from "../../src/log.ts";
 import { startPostgres } from "../../test/support/postgres.ts";
+import { periodicRun } from "../../test/support/runs.ts";
 
 const { values } = parseArgs({
   options: {
@@ -40,41 +40,15 @@ const archive = new PgExecutionArchive(pg.dsn, { maxConnections: 4 });
 await archive.migrate();
 
 const end = Date.UTC(2026, 10, 8);
-function run(task: string, minute: number, every: number): ArchivedRun {
-  const t = new Date(end - minute * every * 60_000 + 2000).toISOString();
-  const failed = minute % 20 === 7;
-  const spec: TaskExecutionSpec = {
-    taskName: task,
-    trigger: "Schedule",
-    jobName: `${task}-${minute}`,
-    language: "Bash",
-    plan: "Micro",
-    completionTime: t,
-    durationSeconds: 2,
-    billedSeconds: 2,
-    cost: "0.000008",
-    currency: "USD",
-    result: failed ? "Failed" : "Succeeded",
-    exitCode: failed ? 1 : 0,
-    reason: failed ? "Error" : "Completed",
-    message: failed ? "exit code 1" : "exit code 0",
-    output: `${t} ${task} run ${minute}: ok\n`.repeat(8),
-    outputTruncated: false,
-    expiresAt: t,
-  };
-  return {
-    namespace: "bench",
-    name: `${task}-${9_999_999_999 - minute}-${minute}`,
-    taskUid: `uid-${task}`,
-    spec,
-  };
-}
+const END = new Date(end);
 
 // The week of the every-minute task, and of NEIGHBOURS tasks every 10 minutes (1,008 runs each).
 const all = [
-  ...Array.from({ length: RUNS }, (_, i) => run("every-minute", i, 1)),
+  ...Array.from({ length: RUNS }, (_, i) => periodicRun("bench", "every-minute", i, END)),
   ...Array.from({ length: NEIGHBOURS }, (_, n) =>
-    Array.from({ length: Math.ceil(RUNS / 10) }, (_, i) => run(`neighbour-${n}`, i, 10)),
+    Array.from({ length: Math.ceil(RUNS / 10) }, (_, i) =>
+      periodicRun("bench", `neighbour-${n}`, i, END, 10),
+    ),
   ).flat(),
 ];
 const t0 = performance.now();
@@ -179,7 +153,8 @@ for (let round = 0; round < ROUNDS; round++) {
   for (const name of order) {
     const t = await (ways[name] as () => Promise<number[]>)();
     samples[name]?.push(...t);
-    const fl = (firstAndLast[name] ??= { first: [], last: [] });
+    const fl = firstAndLast[name] ?? { first: [], last: [] };
+    firstAndLast[name] = fl;
     fl.first.push(t[0] ?? 0);
     fl.last.push(t.at(-1) ?? 0);
   }

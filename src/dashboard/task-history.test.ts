@@ -2,7 +2,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { FastifyInstance } from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
-import type { TaskExecutionSpec } from "../api/v1alpha1/taskexecution.ts";
+import { periodicRun } from "../../test/support/runs.ts";
 import type { Authorizer } from "../archive/http.ts";
 import { startHistoryServer } from "../archive/http.ts";
 import { MemoryExecutionArchive } from "../archive/memory.ts";
@@ -26,29 +26,6 @@ const authorizer: Authorizer = {
   },
 };
 
-function spec(i: number): TaskExecutionSpec {
-  const t = new Date(NOW.getTime() - (i + 1) * 60_000).toISOString();
-  const failed = i % 20 === 7;
-  return {
-    taskName: "every-minute",
-    trigger: "Schedule",
-    jobName: `every-minute-${i}`,
-    language: "Bash",
-    plan: "Micro",
-    completionTime: t,
-    durationSeconds: 2,
-    billedSeconds: 2,
-    cost: "0.000008",
-    currency: "USD",
-    result: failed ? "Failed" : "Succeeded",
-    reason: failed ? "Error" : "Completed",
-    message: failed ? "exit code 1" : "exit code 0",
-    output: `output of run ${i}\n`,
-    outputTruncated: false,
-    expiresAt: t,
-  };
-}
-
 let app: FastifyInstance | undefined;
 let server: Server | undefined;
 afterEach(async () => {
@@ -60,12 +37,7 @@ afterEach(async () => {
 async function start(runs: number) {
   const archive = new MemoryExecutionArchive();
   await archive.insert(
-    Array.from({ length: runs }, (_, i) => ({
-      namespace: "default",
-      name: `every-minute-${String(9_999_999_999 - i)}`,
-      taskUid: "uid-every-minute",
-      spec: spec(i),
-    })),
+    Array.from({ length: runs }, (_, i) => periodicRun("default", "every-minute", i, NOW)),
   );
   server = await startHistoryServer(
     { host: "127.0.0.1", port: 0, log: silentLogger() },
@@ -136,7 +108,7 @@ describe("a task's page: history from the archive", () => {
     const { get } = await start(3);
     const out = await get(`${TASK}/runs/every-minute-9999999998/output`);
     expect(out.status).toBe(200);
-    expect(out.body).toContain("output of run 1\n</pre>");
+    expect(out.body).toContain("run 1: ok\n</pre>");
     expect((await get(`${TASK}/runs/every-minute-1/output`)).status).toBe(404);
   });
 
