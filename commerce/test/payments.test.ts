@@ -2,6 +2,7 @@ import Stripe from "stripe";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { loadConfig } from "../src/config.ts";
 import { type StripeMock, startStripeMock } from "./setup/stripe-mock.ts";
+import { ADMIN_ENV, signedInClient } from "./support/admin.ts";
 import {
   body,
   freshDatabase,
@@ -311,6 +312,7 @@ describe("bank transfer", () => {
         CONFIG_WEBHOOKS: JSON.stringify([{ name: "erp", url: `${rx.url}/erp`, events: ["PaymentReceived"] }]),
         WEBHOOK_ERP_SIGNING_KEY: SIGNING,
         COMMERCE_WEBHOOK_ALLOWED_CIDRS: "127.0.0.0/8",
+        ...ADMIN_ENV,
       },
       await freshDatabase(),
       { webhooks: true },
@@ -340,9 +342,18 @@ describe("bank transfer", () => {
     expect(again.id).toBe(p.id);
     expect(await orderStatus(svc, o.id)).toBe("pending");
 
-    const r = await svc.call(`/api/v1/orders/${o.id}/payments/${p.id}/received`, { method: "POST" });
-    expect(r.status).toBe(200);
-    expect(await body(r)).toMatchObject({ status: "succeeded" });
+    // The admin sees the reference on the order's page and marks the transfer received there.
+    const admin = await signedInClient(svc.url);
+    const page = await admin.get(`/admin/orders/${o.id}`);
+    expect(page.html).toContain(p.instructions.reference);
+    const marked = await admin.post(`/admin/orders/${o.id}/payments/${p.id}/received`, {});
+    expect(marked.status).toBe(303);
+    const row = await svc.db
+      .selectFrom("payments")
+      .selectAll()
+      .where("id", "=", p.id)
+      .executeTakeFirstOrThrow();
+    expect(row.status).toBe("succeeded");
     expect(await orderStatus(svc, o.id)).toBe("paid");
     await rx.waitFor((x) =>
       x.some((m) => m.body.type === "payment.received" && m.body.data.orderId === o.id),

@@ -3,7 +3,7 @@ import { ORDER_STATUSES, type OrderStatus } from "../db/schema.ts";
 import { TRANSITIONS } from "../orders/pricing.ts";
 import { ApiError } from "./api.ts";
 import { type AdminCtx, type Form, field, pageCtx, sendPage } from "./context.ts";
-import { type Order, OrderPage, OrdersPage } from "./views/orders.ts";
+import { type Order, OrderPage, type OrderPayment, OrdersPage } from "./views/orders.ts";
 
 // Orders: list, detail, status changes and refunds, through the API's transitions (which keep the
 // history, emit OrderUpdated and return stock on cancellation).
@@ -35,8 +35,14 @@ export function orderRoutes(app: FastifyInstance, c: AdminCtx): void {
 
   const orderPage = async (req: FastifyRequest, id: string, error?: string) => {
     const order = await c.api.call<Order>("GET", `/orders/${encodeURIComponent(id)}`);
-    const ok = (req.query as Q).ok === "status" ? c.loc.t.orders.statusChanged : undefined;
-    return { order, next: TRANSITIONS[order.status as OrderStatus] ?? [], error, ok };
+    const { data: payments } = await c.api.call<{ data: OrderPayment[] }>(
+      "GET",
+      `/orders/${encodeURIComponent(id)}/payments`,
+    );
+    const q = (req.query as Q).ok;
+    const t = c.loc.t.orders;
+    const ok = q === "status" ? t.statusChanged : q === "payment" ? t.paymentRecorded : undefined;
+    return { order, payments, next: TRANSITIONS[order.status as OrderStatus] ?? [], error, ok };
   };
   app.get("/admin/orders/:id", async (req: FastifyRequest<{ Params: { id: string } }>, reply) =>
     sendPage(reply, OrderPage({ ctx: pageCtx(c, req, reply), ...(await orderPage(req, req.params.id)) })),
@@ -52,6 +58,29 @@ export function orderRoutes(app: FastifyInstance, c: AdminCtx): void {
           ...(field(req.body, "trackingNumber") ? { trackingNumber: field(req.body, "trackingNumber") } : {}),
         });
         return reply.redirect(`/admin/orders/${id}?ok=status`, 303);
+      } catch (err) {
+        if (!(err instanceof ApiError) || err.status >= 500 || err.status === 404) throw err;
+        return sendPage(
+          reply,
+          OrderPage({ ctx: pageCtx(c, req, reply), ...(await orderPage(req, id, err.message)) }),
+          422,
+        );
+      }
+    },
+  );
+  // Bank transfers marked received and manual captures, through the API (payment.received and
+  // the order's change come from there).
+  app.post(
+    "/admin/orders/:id/payments/:paymentId/:action",
+    async (req: FastifyRequest<{ Params: { id: string; paymentId: string; action: string } }>, reply) => {
+      const { id, paymentId, action } = req.params;
+      if (action !== "received" && action !== "capture") return reply.callNotFound();
+      try {
+        await c.api.call(
+          "POST",
+          `/orders/${encodeURIComponent(id)}/payments/${encodeURIComponent(paymentId)}/${action}`,
+        );
+        return reply.redirect(`/admin/orders/${encodeURIComponent(id)}?ok=payment`, 303);
       } catch (err) {
         if (!(err instanceof ApiError) || err.status >= 500 || err.status === 404) throw err;
         return sendPage(

@@ -174,6 +174,15 @@ export const adminEn = {
     history: "History",
     created: "created",
     statusChanged: "Status changed.",
+    payments: "Payments",
+    noPayments: "No payment attempts yet.",
+    gateway: "Gateway",
+    paymentStatus: "Payment status",
+    amount: "Amount",
+    reference: "Reference",
+    markReceived: "Mark transfer received",
+    capture: "Capture payment",
+    paymentRecorded: "Payment recorded.",
   },
   // Customers
   customers: {

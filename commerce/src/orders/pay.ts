@@ -5,7 +5,7 @@ import type { DB } from "../db/database.ts";
 import type { Database, OrdersTable, PaymentStatus, PaymentsTable } from "../db/schema.ts";
 import { notFound, Problem } from "../http/problem.ts";
 import type { Outbox } from "../webhooks/outbox.ts";
-import { providerFor } from "./payments.ts";
+import { captureIntent, providerFor } from "./payments.ts";
 import { orderEventData } from "./place.ts";
 
 // Paying a pending order through a configured gateway, shared by the REST API and the store
@@ -218,4 +218,42 @@ export async function markTransferReceived(
     await settlePayment(trx, outbox, p.id, { status: "succeeded" });
     return trx.selectFrom("payments").selectAll().where("id", "=", p.id).executeTakeFirstOrThrow();
   });
+}
+
+/** The payments of order `id`, oldest first. */
+export async function orderPayments(db: DB, id: string): Promise<Payment[]> {
+  const o = await db.selectFrom("orders").select("id").where("id", "=", id).executeTakeFirst();
+  if (!o) throw notFound("order", id);
+  return db.selectFrom("payments").selectAll().where("orderId", "=", id).orderBy("createdAt").execute();
+}
+
+/**
+ * Captures authorized payment `paymentId` (manual capture). The order turns paid when Stripe
+ * answers succeeded, else on its payment_intent.succeeded event.
+ */
+export async function capturePayment(
+  { db, config, outbox }: { db: DB; config: Config; outbox: Outbox },
+  orderId: string,
+  paymentId: string,
+): Promise<Payment> {
+  const p = await db
+    .selectFrom("payments")
+    .selectAll()
+    .where("id", "=", paymentId)
+    .where("orderId", "=", orderId)
+    .executeTakeFirst();
+  if (!p) throw notFound("payment", paymentId);
+  if (p.provider !== "stripe" || p.status !== "authorized" || !p.providerRef) {
+    throw new Problem(
+      409,
+      "not-authorized",
+      "Payment not awaiting capture",
+      `payment ${p.id} is a ${p.provider} payment, ${p.status}; only authorized Stripe payments are captured`,
+    );
+  }
+  const word = await captureIntent(config, p.gateway, p.providerRef, p.id);
+  if (word.status === "succeeded") {
+    await db.transaction().execute((trx) => settlePayment(trx, outbox, p.id, word));
+  }
+  return db.selectFrom("payments").selectAll().where("id", "=", p.id).executeTakeFirstOrThrow();
 }

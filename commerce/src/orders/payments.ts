@@ -158,3 +158,30 @@ export function providerFor(
         : testProvider(g);
   return { gateway: g, provider };
 }
+
+/**
+ * Captures an authorized Stripe payment (manual capture) under a key derived from the payment,
+ * so a retried capture captures once. Returns the intent's amount and our status for it.
+ */
+export async function captureIntent(
+  config: Config,
+  gateway: string,
+  ref: string,
+  paymentId: string,
+): Promise<{ status: PaymentStatus; amountMinor: number; currency: string }> {
+  const g = gatewayFor(config, gateway);
+  const creds = config.paymentCredentials.get(g.name) ?? {};
+  try {
+    const pi = await stripeClient(
+      creds.secretKey ?? "",
+      config.COMMERCE_STRIPE_API_URL,
+    ).paymentIntents.capture(ref, {}, { idempotencyKey: `cronscale-${paymentId}-capture` });
+    return {
+      status: paymentStatusOf(pi),
+      amountMinor: pi.amount_received || pi.amount,
+      currency: pi.currency,
+    };
+  } catch (err) {
+    throw providerProblem(gateway, err) ?? err;
+  }
+}

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { ORDER_STATUSES, PAYMENT_STATUSES } from "../db/schema.ts";
 import type { Api, Ctx } from "../http/context.ts";
 import { ifMatchVersion, setEtag } from "../http/etag.ts";
-import { markTransferReceived, payOrder } from "../orders/pay.ts";
+import { capturePayment, markTransferReceived, orderPayments, payOrder } from "../orders/pay.ts";
 import { getOrder } from "../orders/read.ts";
 import { transitionOrder } from "../orders/status.ts";
 import { idParam, ifMatchHeader, timestamp } from "./common.ts";
@@ -100,5 +100,28 @@ export async function orderStatusRoutes(api: Api, { db, config, outbox }: Ctx): 
       },
     },
     async (req) => markTransferReceived({ db, outbox }, req.params.id, req.params.paymentId),
+  );
+
+  api.get(
+    "/orders/:id/payments",
+    {
+      config: { scope: "orders:read" },
+      schema: { tags, params: idParam, response: { 200: z.object({ data: z.array(paymentOut) }) } },
+    },
+    async (req) => ({ data: await orderPayments(db, req.params.id) }),
+  );
+
+  api.post(
+    "/orders/:id/payments/:paymentId/capture",
+    {
+      config: { scope: "orders:write" },
+      schema: {
+        tags,
+        summary: "Captures an authorized Stripe payment (manual capture).",
+        params: paymentParams,
+        response: { 200: paymentOut },
+      },
+    },
+    async (req) => capturePayment({ db, config, outbox }, req.params.id, req.params.paymentId),
   );
 }

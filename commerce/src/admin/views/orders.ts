@@ -72,9 +72,44 @@ export function OrdersPage(p: {
   <//>`;
 }
 
+/** A payment attempt as GET /orders/{id}/payments answers it. */
+export interface OrderPayment {
+  id: string;
+  gateway: string;
+  provider: string;
+  status: string;
+  amountMinor: number;
+  currency: string;
+  failureReason: string | null;
+  instructions: { reference?: string } | null;
+  createdAt: string;
+}
+
+function PaymentsPanel({ ctx, o, payments }: { ctx: PageCtx; o: Order; payments: OrderPayment[] }): VNode {
+  const { loc } = ctx;
+  const to = loc.t.orders;
+  const action = (pay: OrderPayment, what: "received" | "capture", label: string) =>
+    html`<form method="post" action=${`/admin/orders/${o.id}/payments/${pay.id}/${what}`}><${Csrf} ctx=${ctx} /><button type="submit">${label}</button></form>`;
+  return html`<section class="panel"><h2>${to.payments}</h2>${
+    payments.length
+      ? html`<table class="stack">
+      <thead><tr><th scope="col">${to.placed}</th><th scope="col">${to.gateway}</th><th scope="col">${to.paymentStatus}</th><th scope="col" class="num">${to.amount}</th><th scope="col">${to.reference}</th><th scope="col"></th></tr></thead>
+      <tbody>${payments.map(
+        (
+          pay,
+        ) => html`<tr data-payment=${pay.id}><td data-label=${to.placed}>${loc.dateTime(pay.createdAt)}</td><td data-label=${to.gateway}>${pay.gateway} (${pay.provider})</td>
+        <td data-label=${to.paymentStatus}>${pay.status}${pay.failureReason ? ` · ${pay.failureReason}` : ""}</td><td class="num" data-label=${to.amount}>${loc.money(pay.amountMinor, pay.currency)}</td>
+        <td data-label=${to.reference}>${pay.instructions?.reference ? html`<code>${pay.instructions.reference}</code>` : "—"}</td>
+        <td>${o.status === "pending" && pay.provider === "manual" && pay.status === "pending" ? action(pay, "received", to.markReceived) : pay.provider === "stripe" && pay.status === "authorized" ? action(pay, "capture", to.capture) : ""}</td></tr>`,
+      )}</tbody></table>`
+      : html`<p class="muted">${to.noPayments}</p>`
+  }</section>`;
+}
+
 export function OrderPage(p: {
   ctx: PageCtx;
   order: Order;
+  payments: OrderPayment[];
   next: string[];
   error?: string;
   ok?: string;
@@ -124,6 +159,7 @@ export function OrderPage(p: {
         <td class="num" data-label=${to.quantity}>${loc.number(l.quantity)}</td><td class="num" data-label=${to.unitPrice}>${m(l.unitPriceMinor)}</td><td class="num" data-label=${to.total}>${m(l.totalMinor)}</td></tr>`,
       )}</tbody>
     </table></section>
+    <${PaymentsPanel} ctx=${p.ctx} o=${o} payments=${p.payments} />
     <section class="panel"><h2>${to.history}</h2><ol>
       ${o.history.map((h) => html`<li>${loc.dateTime(h.at)}: ${h.from ? status(h.from) : to.created} → <strong>${status(h.to)}</strong>${h.note ? ` (${h.note})` : ""}</li>`)}
     </ol></section>
