@@ -80,6 +80,13 @@ function writeChart(version: string, addField: boolean): string {
       description: "A field added in the chart's next version.",
     };
   writeFileSync(join(chart, "templates/crds/scheduledtasks.yaml"), crdTemplateOf(crd));
+  // Version 1 also renders a Secret, as charts did that made the archive's password with lookup;
+  // version 2 does not (the operator makes it).
+  if (!addField)
+    writeFileSync(
+      join(chart, "templates/secret.yaml"),
+      "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {{ .Release.Name }}-archive\nstringData:\n  password: old\n",
+    );
   return chart;
 }
 
@@ -113,7 +120,7 @@ const probeOf = async (name: string) =>
   ).stdout;
 
 describe.skipIf(!helm)("helm upgrade upgrades the chart's CRDs", () => {
-  it("a field added between two chart versions is served after helm upgrade; uninstall keeps the CRD", async () => {
+  it("a field added between two chart versions is served after helm upgrade; uninstall keeps the CRD and a Secret annotated keep", async () => {
     const release = `crd-${randomBytes(2).toString("hex")}`;
     await runHelm("install", release, writeChart("1.0.0", false), "-n", ns.name, "--wait");
     await kubectl(["wait", "--for=condition=Established", `crd/${crdName}`, "--timeout=60s"], {
@@ -134,8 +141,17 @@ describe.skipIf(!helm)("helm upgrade upgrades the chart's CRDs", () => {
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toMatch(/unknown field "spec\.upgradeProbe"/);
 
+    // The upgrade step charts/cronscale/README.md gives for such a Secret: annotated keep, the
+    // upgrade that drops it from the chart leaves it (so the archive keeps its password).
+    await kubectl(["annotate", "secret", `${release}-archive`, "helm.sh/resource-policy=keep"], {
+      namespace: ns.name,
+    });
     const out = await runHelm("upgrade", release, writeChart("1.1.0", true), "-n", ns.name, "--wait");
     expect(out).toMatch(/STATUS: deployed/);
+    const secret = await kubectl(["get", "secret", `${release}-archive`, "-o", "jsonpath={.data.password}"], {
+      namespace: ns.name,
+    });
+    expect(Buffer.from(secret.stdout, "base64").toString()).toBe("old");
     // The API server serves the new schema once the updated CRD is established (a moment).
     await waitFor(async () => (await createTask("after", "strict")).code === 0, {
       what: "the field of chart 1.1.0 accepted",
