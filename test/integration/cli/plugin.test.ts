@@ -221,7 +221,7 @@ afterAll(async () => {
 
 describe.skipIf(skip)("kubectl cronscale on the local cluster", () => {
   for (const who of ["cert", "exec"] as const) {
-    it(`runs, suspends, resumes and reads the history as a ${who === "cert" ? "client-certificate" : "exec-plugin"} user`, async () => {
+    it(`runs, suspends, resumes and reads the history as ${who === "cert" ? "a client-certificate" : "an exec-plugin"} user`, async () => {
       const run = await cli(who, "run", TASK, "--wait", "--timeout", "3m");
       expect(run.err).toMatch(/run requested .*\n.*: Succeeded, exit code 0$/);
       expect(run.out).toMatch(/^hello from \d+$/);
