@@ -200,9 +200,10 @@ cat <<MSG
     curl -s localhost:${CRONSCALE_HTTP_PORT:-18080}/metrics | grep controller_runtime
 
   The CLI as this kubeconfig's user (also \`kubectl cronscale\` after \`npm install -g .\`):
-    npx cronscale history hello-bash      # every run, from the execution archive
-    npx cronscale logs hello-bash         # the newest run's console output
     npx cronscale run hello-bash --wait   # run it now and print its output
+    npx cronscale next-runs hello-bash    # its next start times${started_cluster:+
+    npx cronscale history hello-bash      # every run, from the execution archive
+    npx cronscale logs hello-bash         # the newest run's console output}
 
   The dashboard: http://localhost:$dashboard_port/dashboard/compute/serverless/tasks
   Sign in with a token (every action runs as that identity):
