@@ -143,7 +143,7 @@ export async function buildApp({ config, db, logger, webhookPollSeconds }: AppDe
       api.addHook("onRequest", limiter.hook);
       api.addHook("onRequest", requireScope);
       installIdempotency(api, db, config.COMMERCE_REQUEST_TIME_LIMIT_SECONDS);
-      await apiRoutes(api.withTypeProvider<ZodTypeProvider>(), { db, config, outbox, cache });
+      await apiRoutes(api.withTypeProvider<ZodTypeProvider>(), { db, config, outbox, cache, keys: auth });
     },
     { prefix: "/api/v1" },
   );

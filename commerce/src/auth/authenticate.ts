@@ -137,6 +137,11 @@ export class Authenticator {
     return { id: `key:${key.id}`, kind: "api-key", scopes: key.scopes };
   }
 
+  /** Drops a key this replica revoked or changed (other replicas drop it on the notification). */
+  forgetKey(hash: string): void {
+    this.keys.forget(hash);
+  }
+
   private async markUsed(ids: string[]): Promise<void> {
     if (ids.length === 0) return;
     await this.db

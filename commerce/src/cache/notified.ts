@@ -60,6 +60,16 @@ export class NotifiedCache<T> {
     await this.listener?.end().catch(() => {});
   }
 
+  /**
+   * Drops an entry this replica itself changed, at once: its own notification arrives on the
+   * listening connection a moment after the commit, and a request in that moment must not be
+   * answered from the old entry (read-your-writes on the replica that made the change).
+   */
+  forget(id: string): void {
+    this.generation++;
+    this.entries.delete(id);
+  }
+
   /** The entry from the cache, else from `load` (stored unless an invalidation raced it). */
   async get(id: string, load: () => Promise<T>): Promise<T> {
     if (!this.connected) {

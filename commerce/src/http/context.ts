@@ -18,4 +18,6 @@ export interface Ctx {
   outbox: Outbox;
   /** Product reads (GET /products/{id}), invalidated across replicas. */
   cache: ProductCache<ProductOut>;
+  /** Issued API keys' cache: a key revoked here is dropped at once (others drop it on NOTIFY). */
+  keys: { forgetKey(hash: string): void };
 }

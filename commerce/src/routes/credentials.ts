@@ -30,7 +30,7 @@ const clientOut = z.object({
 });
 const createIn = z.object({ name: z.string().min(1).max(200), scopes: grantableScopes });
 
-export async function credentialRoutes(api: Api, { db }: Ctx): Promise<void> {
+export async function credentialRoutes(api: Api, { db, keys }: Ctx): Promise<void> {
   const admin = { scope: "*" };
 
   api.post(
@@ -70,8 +70,10 @@ export async function credentialRoutes(api: Api, { db }: Ctx): Promise<void> {
       .set({ revokedAt: new Date() })
       .where("id", "=", req.params.id)
       .where("revokedAt", "is", null)
+      .returning("hash")
       .executeTakeFirst();
-    if (!r.numUpdatedRows) throw notFound("API key", req.params.id);
+    if (!r) throw notFound("API key", req.params.id);
+    keys.forgetKey(r.hash);
     return reply.code(204).send();
   });
 
