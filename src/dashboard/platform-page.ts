@@ -68,6 +68,8 @@ export async function liveUsage(ctx: Ctx, s: Session, ns: string, name: string):
 export interface PlatformPageState {
   /** Admin credentials the viewer asked to see. */
   revealed?: Record<string, string>;
+  /** A webhook's signing secret just made or rotated (shown this once). */
+  webhookSecret?: { name: string; value: string };
   /** The API server's refusal of a change. */
   problem?: string;
   status?: number;
@@ -98,6 +100,7 @@ export async function platformPage(
     session: s,
     can: { patch, readSecrets },
     revealed: state.revealed,
+    webhookSecret: state.webhookSecret,
     live,
     liveHref: `${here}/usage/events`,
     flash,

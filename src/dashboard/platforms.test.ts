@@ -1,4 +1,5 @@
 import type { FastifyInstance } from "fastify";
+import { Webhook } from "standardwebhooks";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ScalePlatform } from "../api/v1alpha1/scaleplatform.ts";
 import { silentLogger } from "../log.ts";
@@ -294,9 +295,14 @@ describe("dashboard: platforms", () => {
       },
       payload: `_csrf=${encodeURIComponent(csrf)}&name=orders&url=${encodeURIComponent("https://hooks.example.test/x")}&events=OrderCreated&events=PaymentReceived`,
     });
-    expect(hook.statusCode).toBe(303);
+    expect(hook.statusCode).toBe(200);
     expect(viewer.platforms.get("default/shop")?.spec.webhooks).toEqual([
-      { name: "orders", url: "https://hooks.example.test/x", events: ["OrderCreated", "PaymentReceived"] },
+      {
+        name: "orders",
+        url: "https://hooks.example.test/x",
+        events: ["OrderCreated", "PaymentReceived"],
+        signingSecretRef: { name: "shop-webhook-orders", key: "signing-key" },
+      },
     ]);
     const after = await a.inject({ method: "GET", url: page, headers: { cookie } });
     expect(after.body).toContain('data-webhook="orders"');
@@ -421,5 +427,75 @@ describe("dashboard: platforms", () => {
     });
     expect(kept.body).toContain("Automatic SSL certificates, Daily backups, DDoS protection");
     expect(kept.body).toContain("No backup yet.");
+  });
+
+  it("makes a webhook's signing secret, shows it once, rotates it, edits the events, removes the webhook and its Secret", async () => {
+    const viewer = new FakeViewerApi({ username: "e", groups: [] }, new Set(["* * *"]));
+    viewer.platforms.set("default/shop", {
+      ...platform("shop"),
+      metadata: { name: "shop", namespace: "default", uid: "u-shop" },
+    });
+    const a = await start(viewer);
+    const page = `${PLATFORMS}/deploy?namespace=default&name=shop`;
+    const { cookie, csrf } = await injectSignIn(a, TOKEN, page);
+    const form = (url: string, body: string) =>
+      a.inject({
+        method: "POST",
+        url,
+        headers: {
+          cookie,
+          origin: "http://dash.test",
+          host: "dash.test",
+          "content-type": "application/x-www-form-urlencoded",
+        },
+        payload: `_csrf=${encodeURIComponent(csrf)}&${body}`,
+      });
+    const added = await form(
+      `${PLATFORMS}/default/shop/webhooks`,
+      `name=erp&url=${encodeURIComponent("https://erp.example.test/hook")}&events=OrderCreated`,
+    );
+    expect(added.statusCode).toBe(200);
+    const shown =
+      /aria-label="Signing secret of erp"><code>(whsec_[A-Za-z0-9+/=]+)<\/code>/.exec(added.body)?.[1] ?? "";
+    expect(shown).toMatch(/^whsec_/);
+    const stored = viewer.secrets.get("default/shop-webhook-erp");
+    expect(Buffer.from(stored?.data?.["signing-key"] ?? "", "base64").toString()).toBe(shown);
+    expect(stored?.metadata.ownerReferences?.[0]).toMatchObject({
+      kind: "ScalePlatform",
+      name: "shop",
+      uid: "u-shop",
+    });
+    // What the commerce service signs with that key, a receiver holding the shown secret verifies.
+    const payload = JSON.stringify({ type: "OrderCreated", data: { id: 1 } });
+    const headers = {
+      "webhook-id": "msg_1",
+      "webhook-timestamp": String(Math.floor(Date.now() / 1000)),
+      "webhook-signature": "",
+    };
+    headers["webhook-signature"] = new Webhook(shown).sign("msg_1", new Date(), payload);
+    expect(new Webhook(shown).verify(payload, headers)).toEqual(JSON.parse(payload));
+    // Shown once: the page does not show it again.
+    const again = await a.inject({ method: "GET", url: page, headers: { cookie } });
+    expect(again.body).not.toContain(shown);
+    expect(again.body).toContain("with Secret <code>shop-webhook-erp</code>");
+
+    const rotated = await form(`${PLATFORMS}/default/shop/webhooks/erp/rotate`, "");
+    const next = /aria-label="Signing secret of erp"><code>(whsec_[^<]+)<\/code>/.exec(rotated.body)?.[1];
+    expect(next).toMatch(/^whsec_/);
+    expect(next).not.toBe(shown);
+    expect(() => new Webhook(next ?? "").verify(payload, headers)).toThrow();
+
+    expect(
+      (await form(`${PLATFORMS}/default/shop/webhooks/erp/events`, "events=OrderCreated&events=InventoryLow"))
+        .statusCode,
+    ).toBe(303);
+    expect(viewer.platforms.get("default/shop")?.spec.webhooks?.[0]?.events).toEqual([
+      "OrderCreated",
+      "InventoryLow",
+    ]);
+
+    expect((await form(`${PLATFORMS}/default/shop/webhooks/erp/remove`, "")).statusCode).toBe(303);
+    expect(viewer.platforms.get("default/shop")?.spec.webhooks).toEqual([]);
+    expect(viewer.secrets.has("default/shop-webhook-erp")).toBe(false);
   });
 });

@@ -142,25 +142,6 @@ export function registerPlatformRoutes(app: FastifyInstance, ctx: Ctx): void {
     },
     "Upgrade requested.",
   );
-  // The whole list is sent (merge patch replaces arrays) with the resourceVersion read, so a
-  // concurrent change is refused (409) rather than lost.
-  change(
-    "webhooks",
-    (p, body) => ({
-      metadata: { resourceVersion: p.metadata.resourceVersion },
-      spec: {
-        webhooks: [
-          ...(p.spec.webhooks ?? []),
-          {
-            name: str(body.name),
-            url: str(body.url),
-            events: (Array.isArray(body.events) ? body.events : body.events ? [body.events] : []).map(str),
-          },
-        ],
-      },
-    }),
-    "Webhook added.",
-  );
 
   app.get(PLATFORMS_PATH, async (req, reply) => {
     const s = req.session as Session;

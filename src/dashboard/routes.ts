@@ -10,6 +10,7 @@ import { registerSessionRoutes } from "./routes-session.ts";
 import { registerTaskFormRoutes } from "./routes-task-form.ts";
 import { registerTaskRoutes } from "./routes-tasks.ts";
 import { registerUsageRoutes } from "./routes-usage.ts";
+import { registerWebhookRoutes } from "./routes-webhooks.ts";
 
 /**
  * Every route of the dashboard, module by module, in registration order (server.ts registers
@@ -27,10 +28,12 @@ export const ROUTES: readonly RouteModule[] = [
   registerTaskFormRoutes,
   // T/:ns/:name/rename
   registerRenameRoutes,
-  // P, P/events, P/deploy, P/:ns/:name/{events,credentials,stop,start,upgrade,webhooks}
+  // P, P/events, P/deploy, P/:ns/:name/{events,credentials,stop,start,upgrade}
   registerPlatformRoutes,
   // P/:ns/:name/usage/events
   registerUsageRoutes,
+  // P/:ns/:name/webhooks (add, with its signing secret), .../webhooks/:hook/{events,rotate,remove}
+  registerWebhookRoutes,
   // P/:ns/:name/config/:group, P/:ns/:name/config/events
   registerConfigRoutes,
   // P/:ns/:name/config/{payments,shipping} entries: add, edit, remove

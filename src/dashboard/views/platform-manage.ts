@@ -61,24 +61,53 @@ export function Upgrade({ platform, session }: { platform: ScalePlatform; sessio
   </form>`;
 }
 
-/** The platform's webhooks, and the Add Webhook form when the viewer may patch. */
-export function Webhooks(p: { platform: ScalePlatform; session: Session; canPatch: boolean }): VNode {
+/** The platform's webhooks with their events, signing secret, rotate and remove; the Add Webhook form. */
+export function Webhooks(p: {
+  platform: ScalePlatform;
+  session: Session;
+  canPatch: boolean;
+  secret?: { name: string; value: string };
+}): VNode {
   const hooks = p.platform.spec.webhooks ?? [];
+  const at = (w: string) => `${base(p.platform)}/webhooks/${encodeURIComponent(w)}`;
   return html`${
+    p.secret &&
+    html`<div class="panel notice" role="status"><p>Signing secret of webhook <strong>${p.secret.name}</strong>, shown this once: give it to the receiver, which verifies each delivery with it (Standard Webhooks).</p>
+      <p><output aria-label=${`Signing secret of ${p.secret.name}`}><code>${p.secret.value}</code></output></p></div>`
+  }${
     hooks.length === 0
       ? html`<p class="muted">No webhooks.</p>`
       : html`<div class="table-wrap"><table class="stack">
-        <thead><tr><th scope="col">Name</th><th scope="col">Endpoint</th><th scope="col">Events</th></tr></thead>
+        <thead><tr><th scope="col">Name</th><th scope="col">Endpoint</th><th scope="col">Events</th><th scope="col">Signed</th></tr></thead>
         <tbody>${hooks.map(
           (w) =>
-            html`<tr data-webhook=${w.name}><th scope="row">${w.name}</th><td data-label="Endpoint">${w.url}</td><td data-label="Events">${w.events.join(", ")}</td></tr>`,
+            html`<tr data-webhook=${w.name}><th scope="row">${w.name}</th><td data-label="Endpoint">${w.url}</td><td data-label="Events">${w.events.join(", ")}</td>
+              <td data-label="Signed">${w.signingSecretRef ? html`with Secret <code>${w.signingSecretRef.name}</code>` : html`<span class="muted">unsigned</span>`}</td></tr>`,
         )}</tbody></table></div>`
+  }
+  ${
+    p.canPatch &&
+    hooks.map(
+      (w) => html`<details class="edit" data-webhook-edit=${w.name}><summary>Edit webhook ${w.name}</summary>
+        <form method="post" action=${`${at(w.name)}/events`}>
+          <${Csrf} session=${p.session} />
+          <fieldset><legend>Events of ${w.name}</legend>
+            ${WEBHOOK_EVENTS.map((e) => html`<label class="plan-choice"><input type="checkbox" name="events" value=${e} checked=${w.events.includes(e)} /> ${e}</label>`)}
+          </fieldset>
+          <button type="submit" class="secondary">Save events</button>
+        </form>
+        <div class="actions">
+          <form method="post" action=${`${at(w.name)}/rotate`}><${Csrf} session=${p.session} /><button type="submit" class="secondary">${w.signingSecretRef ? "Rotate signing secret" : "Create signing secret"}</button></form>
+          <form method="post" action=${`${at(w.name)}/remove`}><${Csrf} session=${p.session} /><button type="submit" class="danger">Remove webhook ${w.name}</button></form>
+        </div></details>`,
+    )
   }
   ${
     p.canPatch &&
     html`<form method="post" action=${`${base(p.platform)}/webhooks`}>
       <${Csrf} session=${p.session} />
       <h3>Add Webhook</h3>
+      <p class="muted">A signing secret is made for it and shown once.</p>
       <div class="grid">
         <div class="field"><label for="wh-name">Webhook name</label><input id="wh-name" name="name" autocomplete="off" /></div>
         <div class="field"><label for="wh-url">Endpoint URL</label><input id="wh-url" name="url" type="url" autocomplete="off" /></div>

@@ -289,6 +289,8 @@ export function ProgressPage(p: {
   session: Session;
   can: { patch: boolean; readSecrets: boolean };
   revealed?: Record<string, string>;
+  /** A webhook's signing secret just made or rotated: shown this once. */
+  webhookSecret?: { name: string; value: string };
   /** Usage (metrics API) and performance (the platform's /metrics), read as the viewer. */
   live: LiveUsage;
   /** The live part's Server-Sent Events. */
@@ -330,7 +332,7 @@ export function ProgressPage(p: {
     <section class="panel" aria-labelledby="h-plan"><h2 id="h-plan">Plan: ${x.spec.plan}</h2>
       ${p.can.patch ? html`<${Upgrade} platform=${x} session=${p.session} />` : null}</section>
     <section class="panel" aria-labelledby="h-webhooks"><h2 id="h-webhooks">Webhooks</h2>
-      <${Webhooks} platform=${x} session=${p.session} canPatch=${p.can.patch} /></section>
+      <${Webhooks} platform=${x} session=${p.session} canPatch=${p.can.patch} secret=${p.webhookSecret} /></section>
     <section class="panel" aria-labelledby="h-backups"><h2 id="h-backups">Backups</h2>
       <p>${x.status?.backup?.lastSuccessfulBackup ? html`Last backup finished ${x.status.backup.lastSuccessfulBackup.stopTime}. ` : backupsInForce(x) ? "No backup yet. " : "Not configured. "}<a href=${`${PLATFORMS_PATH}/${encodeURIComponent(x.metadata.namespace ?? "")}/${encodeURIComponent(x.metadata.name ?? "")}/backups`}>Backups and recovery</a></p></section>
     <section class="panel" aria-labelledby="h-credentials"><h2 id="h-credentials">Admin credentials</h2>

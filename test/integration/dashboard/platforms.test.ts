@@ -40,7 +40,7 @@ kind: Role
 metadata: {name: deployer, namespace: ${ns.name}}
 rules:
   - {apiGroups: [cronscale.io], resources: [scaleplatforms], verbs: [get, list, watch, create, patch]}
-  - {apiGroups: [""], resources: [secrets], verbs: [get]}
+  - {apiGroups: [""], resources: [secrets], verbs: [get, create, patch, delete]}
   - {apiGroups: [metrics.k8s.io], resources: [pods], verbs: [list]}
 ---
 apiVersion: rbac.authorization.k8s.io/v1
@@ -54,6 +54,7 @@ subjects: [{kind: ServiceAccount, name: deployer, namespace: ${ns.name}}]
     ["create", "scaleplatforms.cronscale.io"],
     ["patch", "scaleplatforms.cronscale.io"],
     ["get", "secrets"],
+    ["create", "secrets"],
     ["list", "pods.metrics.k8s.io"],
   ]);
   token = (
@@ -222,8 +223,17 @@ describe("platform pages in Chromium against the API server", () => {
         name: "orders",
         url: "https://hooks.example.test/orders",
         events: ["OrderCreated", "PaymentReceived"],
+        signingSecretRef: { name: "shop-webhook-orders", key: "signing-key" },
       }),
     ]);
+    // Its signing secret, made as the viewer and shown once on the answer.
+    const shown = await page.getByLabel("Signing secret of orders").textContent();
+    const stored = (
+      await kubectl(["get", "secret", "shop-webhook-orders", "-o", "jsonpath={.data.signing-key}"], {
+        namespace: ns.name,
+      })
+    ).stdout;
+    expect(Buffer.from(stored, "base64").toString()).toBe(shown);
     expect(await seriousA11yViolations(page)).toEqual([]);
     await screenshots(page, "platform-page");
 
