@@ -1,4 +1,4 @@
-import { appPodSelector, LABEL_PLATFORM } from "../../api/v1alpha1/labels.ts";
+import { appPodSelector, LABEL_MANAGED_BY, LABEL_PLATFORM, MANAGED_BY } from "../../api/v1alpha1/labels.ts";
 import { platformDatabasePvcName } from "../../api/v1alpha1/names.ts";
 import { childKey, type LiveChildren, readChildren, readLabelled } from "../../runtime/children.ts";
 import { readList } from "../../runtime/read.ts";
@@ -29,7 +29,9 @@ export async function observePlatform(
   const ns = inp.platform.metadata.namespace ?? "";
   const name = nameOf(inp);
   const live = await readChildren(ctx, cached, ns, childRefs(inp));
-  const labelled = await readLabelled(ctx, cached, ns, prunedTypes(inp), `${LABEL_PLATFORM}=${name}`);
+  // Only the operator's own objects: a Secret another tool made for the platform is never pruned.
+  const selector = `${LABEL_MANAGED_BY}=${MANAGED_BY},${LABEL_PLATFORM}=${name}`;
+  const labelled = await readLabelled(ctx, cached, ns, prunedTypes(inp), selector);
   const pvc = live.get(childKey("PersistentVolumeClaim", platformDatabasePvcName(name)));
   const sc = (pvc?.spec as { storageClassName?: string } | undefined)?.storageClassName ?? "";
   const expandable =
