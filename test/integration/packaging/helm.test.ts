@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 import { clusterEnv, kubectl, useNamespace, waitFor } from "../../support/cluster.ts";
 import { imageRef, loadImages } from "../../support/images.ts";
+import { installCrds } from "../api/support.ts";
 import { executions, getTask, waitExecutions, waitTask } from "../scheduledtask/helpers.ts";
 import {
   buildOperatorImage,
@@ -59,6 +60,13 @@ beforeAll(() => {
   postgresRef = imageRef("postgres");
   loadImages(["bash", "postgres"], CONTAINERD_ADDRESS);
 }, 1_200_000);
+
+// The CRDs as the other test files install them (kubectl, shared by every file): the release
+// installs with crds.enabled=false, so it need not own them (the chart's own CRD path is
+// test/integration/api/chart-crd-upgrade.test.ts).
+beforeAll(async () => {
+  if (!skip) await installCrds();
+}, 120_000);
 
 afterAll(async () => {
   // A failed test may leave the release behind; its cluster-scoped RBAC would outlive the namespace.
