@@ -1,6 +1,10 @@
+import { execFileSync } from "node:child_process";
 import { X509Certificate } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:https";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { connect } from "node:tls";
 import { describe, expect, it } from "vitest";
 import { issueServingTls } from "./x509.ts";
@@ -78,6 +82,24 @@ describe("issueServingTls", () => {
       expect(await handshake("svc.ns.svc", other.ca)).toBe(false);
     } finally {
       server.close();
+    }
+  });
+
+  it("passes OpenSSL's strict X.509 checks (RFC 5280 encoding), CA and serving certificate alike", () => {
+    const dir = mkdtempSync(join(tmpdir(), "x509-"));
+    try {
+      writeFileSync(join(dir, "ca.crt"), tls.ca);
+      writeFileSync(join(dir, "tls.crt"), tls.cert);
+      const verify = (...args: string[]) =>
+        execFileSync("openssl", ["verify", "-x509_strict", "-purpose", "sslserver", ...args], {
+          encoding: "utf8",
+          stdio: "pipe",
+        });
+      // Throws (non-zero exit) on any encoding or chain error; prints "<file>: OK" when valid.
+      expect(verify("-CAfile", join(dir, "ca.crt"), join(dir, "tls.crt"))).toContain("tls.crt: OK");
+      expect(verify("-CAfile", join(dir, "ca.crt"), join(dir, "ca.crt"))).toContain("ca.crt: OK");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -1,6 +1,13 @@
 // A self-signed CA and a serving certificate it signs (ECDSA P-256, SHA-256), DER-encoded by hand:
 // node:crypto verifies and parses X.509 but does not issue certificates. Used for endpoints whose
 // certificate the operator makes itself when none is given (the history endpoint).
+//
+// Why by hand and not a certificate library (@peculiar/x509, node-forge): the dangerous parts — key
+// generation, the signature, randomness — are node:crypto's; what is written here is only the
+// fixed DER layout of one CA and one leaf (~100 lines), which the tests check with OpenSSL's
+// `verify -x509_strict`, Node's X509Certificate and a real TLS handshake. A library would add its
+// ASN.1 schema stack (and, for @peculiar/x509, a DI container and reflect-metadata) to the bundled
+// operator that every start loads, for a certificate made once per installation.
 
 import { createHash, generateKeyPairSync, type KeyObject, randomBytes, sign } from "node:crypto";
 import { isIP } from "node:net";
