@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { type Selectable, sql, type Transaction } from "kysely";
+import type { Selectable, Transaction } from "kysely";
 import type { Config } from "../config.ts";
 import type { DB } from "../db/database.ts";
 import type { Database, OrdersTable, PaymentStatus, PaymentsTable } from "../db/schema.ts";
 import { notFound, Problem } from "../http/problem.ts";
 import type { Outbox } from "../webhooks/outbox.ts";
 import { captureIntent, providerFor } from "./payments.ts";
-import { orderEventData } from "./place.ts";
+import { recordMove } from "./status.ts";
 
 // Paying a pending order through a configured gateway, shared by the REST API and the store
 // frontend. Each attempt is a payment row; the order turns paid only on the provider's word —
@@ -84,22 +84,6 @@ export async function payOrder(
 
 /** The order turns paid by payment `p`: status, history, PaymentReceived and OrderUpdated. */
 async function markPaid(trx: Trx, outbox: Outbox, o: Selectable<OrdersTable>, p: Payment): Promise<void> {
-  const updated = await trx
-    .updateTable("orders")
-    .set({ status: "paid", version: sql`version + 1`, updatedAt: new Date() })
-    .where("id", "=", o.id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
-  await trx
-    .insertInto("orderStatusHistory")
-    .values({
-      orderId: o.id,
-      fromStatus: o.status,
-      toStatus: "paid",
-      note: `payment ${p.id}`,
-      at: new Date(),
-    })
-    .execute();
   await outbox.emit(trx, "PaymentReceived", {
     paymentId: p.id,
     orderId: o.id,
@@ -107,11 +91,7 @@ async function markPaid(trx: Trx, outbox: Outbox, o: Selectable<OrdersTable>, p:
     amountMinor: p.amountMinor,
     currency: p.currency,
   });
-  await outbox.emit(trx, "OrderUpdated", {
-    ...orderEventData(updated),
-    previousStatus: o.status,
-    trackingNumber: updated.trackingNumber,
-  });
+  await recordMove(trx, outbox, o, { to: "paid", note: `payment ${p.id}` });
 }
 
 /**
@@ -162,27 +142,7 @@ export async function settlePayment(
     .executeTakeFirstOrThrow();
   if (word.status === "succeeded" && o.status === "pending") await markPaid(trx, outbox, o, p);
   if (word.status === "refunded" && ["paid", "fulfilled", "shipped", "delivered"].includes(o.status)) {
-    const updated = await trx
-      .updateTable("orders")
-      .set({ status: "refunded", version: sql`version + 1`, updatedAt: new Date() })
-      .where("id", "=", o.id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    await trx
-      .insertInto("orderStatusHistory")
-      .values({
-        orderId: o.id,
-        fromStatus: o.status,
-        toStatus: "refunded",
-        note: `payment ${p.id} refunded by the provider`,
-        at: new Date(),
-      })
-      .execute();
-    await outbox.emit(trx, "OrderUpdated", {
-      ...orderEventData(updated),
-      previousStatus: o.status,
-      trackingNumber: updated.trackingNumber,
-    });
+    await recordMove(trx, outbox, o, { to: "refunded", note: `payment ${p.id} refunded by the provider` });
   }
   return true;
 }

@@ -1,6 +1,6 @@
-import { sql } from "kysely";
+import { type Selectable, sql, type Transaction } from "kysely";
 import type { DB } from "../db/database.ts";
-import type { OrderStatus } from "../db/schema.ts";
+import type { Database, OrderStatus, OrdersTable } from "../db/schema.ts";
 import { versionMismatch } from "../http/etag.ts";
 import { notFound, Problem } from "../http/problem.ts";
 import { adjustLevel } from "../inventory/levels.ts";
@@ -52,26 +52,40 @@ export async function transitionOrder(
         });
       }
     }
-    const updated = await trx
-      .updateTable("orders")
-      .set({
-        status: to,
-        trackingNumber: trackingNumber ?? o.trackingNumber,
-        version: sql`version + 1`,
-        updatedAt: new Date(),
-      })
-      .where("id", "=", id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    await trx
-      .insertInto("orderStatusHistory")
-      .values({ orderId: id, fromStatus: o.status, toStatus: to, note: note ?? null, at: new Date() })
-      .execute();
+    await recordMove(trx, outbox, o, { to, note, trackingNumber });
     if (to === "shipped") await outbox.mail?.(trx, "ShippingConfirmation", id);
-    await outbox.emit(trx, "OrderUpdated", {
-      ...orderEventData(updated),
-      previousStatus: o.status,
-      trackingNumber: updated.trackingNumber,
-    });
+  });
+}
+
+/**
+ * Writes order `o`'s move to `to` inside the caller's transaction (the order row locked, the move
+ * already decided): status and version, one status-history row, and OrderUpdated. Every status
+ * change goes through here — the API's and the admin's transitions and the payment provider's word.
+ */
+export async function recordMove(
+  trx: Transaction<Database>,
+  outbox: Outbox,
+  o: Selectable<OrdersTable>,
+  m: { to: OrderStatus; note?: string | null; trackingNumber?: string },
+): Promise<void> {
+  const updated = await trx
+    .updateTable("orders")
+    .set({
+      status: m.to,
+      trackingNumber: m.trackingNumber ?? o.trackingNumber,
+      version: sql`version + 1`,
+      updatedAt: new Date(),
+    })
+    .where("id", "=", o.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  await trx
+    .insertInto("orderStatusHistory")
+    .values({ orderId: o.id, fromStatus: o.status, toStatus: m.to, note: m.note ?? null, at: new Date() })
+    .execute();
+  await outbox.emit(trx, "OrderUpdated", {
+    ...orderEventData(updated),
+    previousStatus: o.status,
+    trackingNumber: updated.trackingNumber,
   });
 }
