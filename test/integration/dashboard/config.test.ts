@@ -257,7 +257,7 @@ describe("configuration groups and old-volume release in Chromium against the AP
     const pay = page.locator("#edit-payments-add");
     await pay.getByText("Add payment gateway").first().click();
     await pay.getByLabel("Name", { exact: true }).fill("cards");
-    await pay.getByLabel("Provider").fill("stripe");
+    await pay.getByLabel("Provider").selectOption("stripe");
     await pay.getByLabel("Credentials: Secret name").fill("stripe-keys");
     await pay.getByLabel("Settings").fill("statementDescriptor=SHOP");
     await pay.getByRole("button", { name: "Add payment gateway" }).click();
