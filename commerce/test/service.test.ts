@@ -100,6 +100,7 @@ describe("migrations", () => {
       "0007_gcra_key_notify",
       "0008_place_order",
       "0009_payment_intents",
+      "0010_place_order_lock_order",
     ]);
     const db = replicas[0]!;
     expect(await pendingMigrations(db)).toEqual([]);

@@ -10,6 +10,7 @@ import * as m0006 from "./migrations/0006_order_shipping_address.ts";
 import * as m0007 from "./migrations/0007_gcra_key_notify.ts";
 import * as m0008 from "./migrations/0008_place_order.ts";
 import * as m0009 from "./migrations/0009_payment_intents.ts";
+import * as m0010 from "./migrations/0010_place_order_lock_order.ts";
 import type { Database } from "./schema.ts";
 
 // bigint (int8) as number: money in minor units and counts stay far below 2^53.
@@ -29,6 +30,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0007_gcra_key_notify": m0007,
   "0008_place_order": m0008,
   "0009_payment_intents": m0009,
+  "0010_place_order_lock_order": m0010,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

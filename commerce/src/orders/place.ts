@@ -157,7 +157,7 @@ export async function placeOrder(
   const takes = new Map<string, number>();
   for (const l of lines) takes.set(l.variantId, (takes.get(l.variantId) ?? 0) + l.quantity);
 
-  // place_order's arguments (db/migrations/0008_place_order.ts).
+  // place_order's arguments (db/migrations/0008_place_order.ts, locking order in 0010).
   const orderRow = { ...order, lines: undefined, history: undefined };
   const lineRows = lines.map((l) => ({
     id: l.id,
