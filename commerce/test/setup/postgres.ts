@@ -20,7 +20,8 @@ declare module "vitest" {
 
 const BIN = process.env.COMMERCE_PG_BIN ?? "/usr/lib/postgresql/15/bin";
 
-function freePort(): Promise<number> {
+/** A free TCP port on 127.0.0.1 (the other test servers take theirs here too). */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.once("error", reject);

@@ -1,7 +1,7 @@
 import { execFileSync, spawn } from "node:child_process";
-import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import type { TestProject } from "vitest/node";
+import { freePort } from "./postgres.ts";
 
 // stripe-mock, Stripe's own API mock (Go module github.com/stripe/stripe-mock), for the payment
 // tests: built by commerce/hack/stripe-mock.sh into ~/.cache/cronscale keyed by version, started
@@ -18,17 +18,6 @@ declare module "vitest" {
 }
 
 const SCRIPT = fileURLToPath(new URL("../../hack/stripe-mock.sh", import.meta.url));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === "object" && addr ? resolve(addr.port) : reject(new Error("no port"))));
-    });
-  });
-}
 
 export interface StripeMock {
   url: string;
