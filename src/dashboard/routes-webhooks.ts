@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { LABEL_PLATFORM } from "../api/v1alpha1/labels.ts";
-import type { ScalePlatform } from "../api/v1alpha1/scaleplatform.ts";
+import { type ScalePlatform, WEBHOOK_EVENTS } from "../api/v1alpha1/scaleplatform.ts";
 import { ApiError } from "../runtime/errors.ts";
 import type { Ctx, FastifyInstance, FastifyReply } from "./context.ts";
 import { platformPage } from "./platform-page.ts";
@@ -22,8 +22,23 @@ const KEY = "signing-key";
 const MADE_BY = "cronscale.io/made-by";
 
 const str = (v: unknown) => (typeof v === "string" ? v.trim() : "");
-const eventsOf = (body: Record<string, unknown>) =>
-  (Array.isArray(body.events) ? body.events : body.events ? [body.events] : []).map(str);
+type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+type Hook = NonNullable<ScalePlatform["spec"]["webhooks"]>[number];
+/** A webhook as written: `enabled` left out takes the API's default (true). */
+type HookInput = Omit<Hook, "enabled"> & { enabled?: boolean };
+const isEvent = (e: string): e is WebhookEvent => (WEBHOOK_EVENTS as readonly string[]).includes(e);
+/** The form's events; one the API does not know is refused naming it, as the API server would. */
+function eventsOf(body: Record<string, unknown>): WebhookEvent[] {
+  const asked = (Array.isArray(body.events) ? body.events : body.events ? [body.events] : []).map(str);
+  const unknown = asked.find((e) => !isEvent(e));
+  if (unknown !== undefined)
+    throw new ApiError(
+      422,
+      "Invalid",
+      `spec.webhooks.events: Unsupported value: "${unknown}": supported values: ${WEBHOOK_EVENTS.join(", ")}`,
+    );
+  return asked.filter(isEvent);
+}
 const newKey = () => `whsec_${randomBytes(32).toString("base64")}`;
 const secretName = (platform: string, hook: string) => `${platform}-webhook-${hook}`;
 
@@ -37,7 +52,7 @@ export function registerWebhookRoutes(app: FastifyInstance, ctx: Ctx): void {
     }
     return ctx.fail(reply, s, err);
   };
-  const putHooks = (s: Session, p: ScalePlatform, hooks: NonNullable<ScalePlatform["spec"]["webhooks"]>) =>
+  const putHooks = (s: Session, p: ScalePlatform, hooks: HookInput[]) =>
     viewerApi(s).patchPlatform(p.metadata.namespace ?? "", p.metadata.name ?? "", {
       metadata: { resourceVersion: p.metadata.resourceVersion },
       spec: { webhooks: hooks },
@@ -70,10 +85,18 @@ export function registerWebhookRoutes(app: FastifyInstance, ctx: Ctx): void {
         },
         type: "Opaque",
         data,
-      } as never);
+      });
     }
     return key;
   }
+  /** The platform as read, its webhooks, and webhook `p.hook` (404 when the list has none). */
+  const webhookOf = async (s: Session, p: Params) => {
+    const current = await viewerApi(s).getPlatform(p.ns, p.name);
+    const hooks = current.spec.webhooks ?? [];
+    const w = hooks.find((x) => x.name === p.hook);
+    if (!w) throw new ApiError(404, "NotFound", `no webhook ${p.hook}`);
+    return { current, hooks, w };
+  };
   const done = (
     req: { log: { info: (o: object, m: string) => void } },
     s: Session,
@@ -103,7 +126,7 @@ export function registerWebhookRoutes(app: FastifyInstance, ctx: Ctx): void {
         await putHooks(s, current, [
           ...hooks,
           { ...entry, signingSecretRef: { name: secretName(p.name, hook), key: KEY } },
-        ] as never);
+        ]);
       } catch (err) {
         await viewerApi(s)
           .deleteSecret(p.ns, secretName(p.name, hook))
@@ -122,11 +145,13 @@ export function registerWebhookRoutes(app: FastifyInstance, ctx: Ctx): void {
     const s = req.session as Session;
     const p = req.params as Params;
     try {
-      const current = await viewerApi(s).getPlatform(p.ns, p.name);
-      const hooks = current.spec.webhooks ?? [];
-      if (!hooks.some((w) => w.name === p.hook)) throw new ApiError(404, "NotFound", `no webhook ${p.hook}`);
+      const { current, hooks } = await webhookOf(s, p);
       const events = eventsOf(req.body as Record<string, unknown>);
-      await putHooks(s, current, hooks.map((w) => (w.name === p.hook ? { ...w, events } : w)) as never);
+      await putHooks(
+        s,
+        current,
+        hooks.map((w) => (w.name === p.hook ? { ...w, events } : w)),
+      );
       done(req, s, p, "events");
       s.flash = `Events of webhook ${p.hook} saved.`;
       return reply.redirect(`${platformHref(p.ns, p.name)}#h-webhooks`, 303);
@@ -139,10 +164,7 @@ export function registerWebhookRoutes(app: FastifyInstance, ctx: Ctx): void {
     const s = req.session as Session;
     const p = req.params as Params;
     try {
-      const current = await viewerApi(s).getPlatform(p.ns, p.name);
-      const hooks = current.spec.webhooks ?? [];
-      const w = hooks.find((x) => x.name === p.hook);
-      if (!w) throw new ApiError(404, "NotFound", `no webhook ${p.hook}`);
+      const { current, hooks, w } = await webhookOf(s, p);
       const value = await writeKey(s, current, p.hook);
       if (!w.signingSecretRef || w.signingSecretRef.name !== secretName(p.name, p.hook))
         await putHooks(
@@ -152,7 +174,7 @@ export function registerWebhookRoutes(app: FastifyInstance, ctx: Ctx): void {
             x.name === p.hook
               ? { ...x, signingSecretRef: { name: secretName(p.name, p.hook), key: KEY } }
               : x,
-          ) as never,
+          ),
         );
       done(req, s, p, "rotated");
       return await platformPage(ctx, reply, s, p.ns, p.name, { webhookSecret: { name: p.hook, value } });
@@ -165,11 +187,12 @@ export function registerWebhookRoutes(app: FastifyInstance, ctx: Ctx): void {
     const s = req.session as Session;
     const p = req.params as Params;
     try {
-      const current = await viewerApi(s).getPlatform(p.ns, p.name);
-      const hooks = current.spec.webhooks ?? [];
-      const w = hooks.find((x) => x.name === p.hook);
-      if (!w) throw new ApiError(404, "NotFound", `no webhook ${p.hook}`);
-      await putHooks(s, current, hooks.filter((x) => x.name !== p.hook) as never);
+      const { current, hooks, w } = await webhookOf(s, p);
+      await putHooks(
+        s,
+        current,
+        hooks.filter((x) => x.name !== p.hook),
+      );
       // Only the Secret the dashboard made for this webhook.
       if (w.signingSecretRef?.name === secretName(p.name, p.hook))
         await viewerApi(s)
